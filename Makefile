@@ -1,0 +1,41 @@
+# kunit-rcu: RCU's Linux-kernel requirements as KUnit tests on Debian's 6.1 tree.
+# See README.md.  Variables: ARCH, CONFIG, EXTRA_PATCHES, TIMEOUT, FORCE,
+# KUNIT_RCU_CACHE (cache directory), MUTANTS (make mutants subset).
+
+ARCH ?= x86_64
+CONFIG ?= default
+EXTRA_PATCHES ?=
+TIMEOUT ?= 600
+MUTANTS ?=
+PYTHON ?= python3
+KR := $(PYTHON) scripts/kunit-rcu
+FORCE_FLAG := $(if $(FORCE),--force)
+
+.PHONY: run check prepare series mutants selftest bench help
+
+help:
+	@echo "make run     install packages, prepare the tree, build, boot, report"
+	@echo "             (ARCH=x86_64|arm64 CONFIG=<configs/NAME> EXTRA_PATCHES=\"/abs/a.patch\")"
+	@echo "make check   the project's tests: tooling unit tests, x86_64 and arm64 runs, mutants"
+	@echo "make prepare make series make mutants make selftest make bench"
+
+run:
+	$(KR) run --arch="$(ARCH)" --config="$(CONFIG)" --extra="$(EXTRA_PATCHES)" --timeout="$(TIMEOUT)" $(FORCE_FLAG)
+
+check:
+	$(KR) check --config="$(CONFIG)" --timeout="$(TIMEOUT)" $(FORCE_FLAG)
+
+prepare:
+	$(KR) prepare $(FORCE_FLAG)
+
+series:
+	$(KR) series $(FORCE_FLAG)
+
+mutants:
+	$(KR) mutants --config="$(CONFIG)" --timeout="$(TIMEOUT)" --only="$(MUTANTS)"
+
+selftest:
+	$(KR) selftest
+
+bench:
+	$(KR) bench --arch="$(ARCH)" --config="$(CONFIG)"

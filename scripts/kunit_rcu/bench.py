@@ -1,0 +1,74 @@
+# SPDX-License-Identifier: GPL-2.0
+"""make bench: make run against bare kunit.py, cold and warm, same config.
+
+Cold: empty build directories and, for make run, an empty ccache, so
+neither side profits from earlier work.  Warm: one test file edited
+after a successful run.  A benchmark, not a timed test: it prints the
+figures and ratios and exits 0 unless a run itself fails.
+"""
+
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from typing import List
+
+from . import kbuild, prepare
+from .common import REPO, build_dir, log, tree_dir, version_dir
+
+TEST_FILE = 'kernel/rcu/rcu_kunit.c'
+
+
+def _timed(cmd: List[str], cwd: str, env: dict) -> float:
+	log('$ ' + ' '.join(cmd))
+	start = time.monotonic()
+	proc = subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL,
+			      stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+	elapsed = time.monotonic() - start
+	if proc.returncode != 0:
+		raise RuntimeError(f'{" ".join(cmd)} failed ({proc.returncode})')
+	log(f'  {elapsed:.1f}s')
+	return elapsed
+
+
+def _append(path: str, text: str) -> None:
+	with open(path, 'a') as f:
+		f.write(text)
+
+
+def main(args) -> int:
+	arch, config = args.arch.split()[0], args.config
+	prepare.prepare()
+	tree = tree_dir()
+	bare_dir = os.path.join(version_dir(), 'build', f'bench-bare-{arch}')
+	ours_dir = build_dir(arch, config, False)
+	env = kbuild._env()
+	bare = ['python3', 'tools/testing/kunit/kunit.py', 'run',
+		*kbuild.kunit_args(arch, config, bare_dir), '--jobs=' + str(os.cpu_count() or 2)]
+	ours = ['make', '-C', REPO, 'run', 'ARCH=' + arch, 'CONFIG=' + config]
+	repo_file = os.path.join(REPO, TEST_FILE)
+	with open(repo_file) as f:
+		original = f.read()
+	with tempfile.TemporaryDirectory() as ccache:
+		cold_env = dict(env, CCACHE_DIR=ccache)
+		try:
+			shutil.rmtree(bare_dir, ignore_errors=True)
+			bare_cold = _timed(bare, tree, env)
+			shutil.rmtree(ours_dir, ignore_errors=True)
+			ours_cold = _timed(ours, REPO, cold_env)
+			_append(repo_file, '/* bench: warm edit */\n')
+			ours_warm = _timed(ours, REPO, cold_env)
+			_append(os.path.join(tree, TEST_FILE), '/* bench: bare warm edit */\n')
+			bare_warm = _timed(bare, tree, env)
+		finally:
+			with open(repo_file, 'w') as f:
+				f.write(original)
+			subprocess.run(['git', '-C', tree, 'checkout', '-q', '--', TEST_FILE])
+			shutil.rmtree(bare_dir, ignore_errors=True)
+	print(f'bench ARCH={arch} CONFIG={config} (seconds, one run each)')
+	print(f'  cold: make run {ours_cold:.1f}  bare kunit.py run {bare_cold:.1f}  '
+	      f'ratio {ours_cold / bare_cold:.2f} (target <= 1.15)')
+	print(f'  warm: make run {ours_warm:.1f}  bare kunit.py run {bare_warm:.1f}  '
+	      f'ratio {ours_warm / bare_warm:.2f} (target <= 1.50)')
+	return 0

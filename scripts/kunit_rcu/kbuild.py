@@ -1,0 +1,130 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Builds and boots a prepared tree through the tree's own kunit.py."""
+
+import hashlib
+import os
+import re
+import subprocess
+import time
+from typing import List, Optional, Tuple
+
+from .common import ARCHES, UserError, cache_dir, fragment_lines, git, log
+from .prepare import kunitconfig_path
+
+STAMP = '.kunit-rcu-built'
+
+# Default bound on one guest boot, in seconds (make run TIMEOUT=...).
+DEFAULT_TIMEOUT = 600
+
+
+def kunit_args(arch: str, config: str, build: str) -> List[str]:
+	"""kunit.py arguments shared by build and exec."""
+	args = ['--arch=' + arch, '--build_dir=' + build,
+		'--kunitconfig=' + kunitconfig_path()]
+	for line in fragment_lines(config):
+		args.append('--kconfig_add=' + line)
+	cross = ARCHES[arch]['cross_compile']
+	if cross:
+		args.append('--cross_compile=' + cross)
+	return args
+
+
+def _env() -> dict:
+	env = dict(os.environ)
+	# make run ARCH=... must not leak into the kernel's make through MAKEFLAGS.
+	for var in ('MAKEFLAGS', 'MFLAGS', 'MAKELEVEL', 'MAKEOVERRIDES', 'ARCH', 'CONFIG'):
+		env.pop(var, None)
+	env.setdefault('CCACHE_DIR', os.path.join(cache_dir(), 'ccache'))
+	env.setdefault('CCACHE_MAXSIZE', '8G')
+	return env
+
+
+def make_options(arch: str) -> List[str]:
+	cc = ARCHES[arch]['cc']
+	if os.environ.get('KUNIT_RCU_NO_CCACHE'):
+		return []
+	return ['--make_options=CC=ccache ' + cc]
+
+
+def build_fingerprint(tree: str, arch: str, config: str) -> str:
+	"""What a kernel image was built from: tree commit, config, arch."""
+	head = git(tree, 'rev-parse', 'HEAD').strip()
+	with open(kunitconfig_path()) as f:
+		kc = f.read()
+	frag = '\n'.join(fragment_lines(config))
+	return hashlib.sha256(f'{head}\n{arch}\n{kc}\n{frag}'.encode()).hexdigest()
+
+
+def compiler_errors(log_text: str, limit: int = 20) -> str:
+	"""The compiler/linker error lines of a failed build, with some context."""
+	lines = log_text.splitlines()
+	pat = re.compile(r'(error:|Error \d|undefined reference|\*\*\*|fatal error|ld: )')
+	hits = [i for i, l in enumerate(lines) if pat.search(l)]
+	if not hits:
+		return '\n'.join(lines[-limit:])
+	first = max(0, hits[0] - 3)
+	return '\n'.join(lines[first:first + limit])
+
+
+def build(tree: str, arch: str, config: str, build: str, log_path: str,
+	  jobs: Optional[int] = None) -> None:
+	"""kunit.py build; raises UserError with the compiler errors on failure."""
+	os.makedirs(build, exist_ok=True)
+	stamp = os.path.join(build, STAMP)
+	if os.path.exists(stamp):
+		os.unlink(stamp)  # a failed build must never leave a bootable stamp
+	cmd = ['python3', 'tools/testing/kunit/kunit.py', 'build',
+	       *kunit_args(arch, config, build), *make_options(arch),
+	       '--jobs=' + str(jobs or os.cpu_count() or 2)]
+	log('$ ' + ' '.join(cmd))
+	with open(log_path, 'w') as out:
+		proc = subprocess.run(cmd, cwd=tree, env=_env(), stdout=out,
+				      stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+	with open(log_path, errors='replace') as f:
+		text = f.read()
+	if proc.returncode != 0:
+		raise UserError(f'build failed for ARCH={arch} CONFIG={config} (full log: {log_path}):\n'
+				+ compiler_errors(text) +
+				'\n  fix the error above; no kernel was booted')
+	with open(stamp, 'w') as f:
+		f.write(build_fingerprint(tree, arch, config) + '\n')
+
+
+def check_built(tree: str, arch: str, config: str, build: str) -> None:
+	"""Refuses to boot a kernel that was not built from the current tree."""
+	try:
+		with open(os.path.join(build, STAMP)) as f:
+			have = f.read().strip()
+	except FileNotFoundError:
+		have = ''
+	if have != build_fingerprint(tree, arch, config):
+		raise UserError(f'the kernel in {build} was not built from the current tree and '
+				'config (stale or failed build): run the build again')
+
+
+def boot(tree: str, arch: str, config: str, build: str, console_path: str,
+	 timeout: int = DEFAULT_TIMEOUT) -> Tuple[str, bool, float]:
+	"""kunit.py exec; returns (console text, timed_out, seconds)."""
+	check_built(tree, arch, config, build)
+	cmd = ['python3', 'tools/testing/kunit/kunit.py', 'exec',
+	       *kunit_args(arch, config, build), '--raw_output=all',
+	       '--timeout=' + str(timeout)]
+	log('$ ' + ' '.join(cmd))
+	start = time.monotonic()
+	timed_out = False
+	with open(console_path, 'w') as out:
+		proc = subprocess.Popen(cmd, cwd=tree, env=_env(), stdout=out,
+					stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+					start_new_session=True)
+		try:
+			proc.wait(timeout=timeout + 60)
+		except subprocess.TimeoutExpired:
+			timed_out = True
+			os.killpg(proc.pid, 9)
+			proc.wait()
+	elapsed = time.monotonic() - start
+	with open(console_path, errors='replace') as f:
+		text = f.read()
+	if elapsed >= timeout or re.search(r'timed out after \d+', text):
+		timed_out = True
+	return text, timed_out, elapsed

@@ -1,0 +1,132 @@
+# SPDX-License-Identifier: GPL-2.0
+"""A KTAP reader for a kernel console log, tolerant of interleaved printk output.
+
+It keeps what it cannot match (plans that do not add up, suites without a
+result line) so that the verdict can call the output truncated.
+"""
+
+import re
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional
+
+_TIMESTAMP = re.compile(r'^\[\s*\d+\.\d+\]\s?')
+_VERSION = re.compile(r'^(\s*)K?TAP version \d+\s*$')
+_PLAN = re.compile(r'^(\s*)1\.\.(\d+)\s*$')
+_SUBTEST = re.compile(r'^(\s*)# Subtest: (\S+)')
+_RESULT = re.compile(r'^(\s*)(ok|not ok) (\d+)(?: -)? ?([^#]*?)\s*(?:#\s*(SKIP|TODO)\b\s*(.*))?$')
+
+PASSED, FAILED, SKIPPED, MISSING = 'passed', 'failed', 'skipped', 'missing'
+
+
+@dataclass
+class Result:
+	"""One KTAP result line and the tests nested under it."""
+	name: str
+	status: str
+	number: int
+	line: int  # index in Log.lines
+	reason: str = ''
+	plan: Optional[int] = None
+	children: List['Result'] = field(default_factory=list)
+	log: List[str] = field(default_factory=list)
+
+
+@dataclass
+class Log:
+	lines: List[str]
+	started: bool = False
+	start_line: Optional[int] = None
+	top_plan: Optional[int] = None
+	suites: List[Result] = field(default_factory=list)
+	problems: List[str] = field(default_factory=list)
+
+
+def strip_line(line: str) -> str:
+	line = line.rstrip('\r\n')
+	return _TIMESTAMP.sub('', line)
+
+
+def _level(ws: str) -> int:
+	return len(ws.replace('\t', '    ')) // 4
+
+
+def parse(text: str) -> Log:
+	"""Parses the KTAP in a console log into suites and cases."""
+	lines = [strip_line(l) for l in text.splitlines()]
+	out = Log(lines=lines)
+	pending: Dict[int, List[Result]] = {}
+	plans: Dict[int, int] = {}
+	names: Dict[int, str] = {}
+	logs: Dict[int, List[str]] = {}
+	for idx, line in enumerate(lines):
+		m = _VERSION.match(line)
+		if m:
+			lvl = _level(m.group(1))
+			if lvl == 0:
+				if out.started:
+					out.problems.append(f'console line {idx + 1}: a second KTAP header '
+							    '(the guest rebooted or printed two runs)')
+				out.started = True
+				if out.start_line is None:
+					out.start_line = idx
+			elif out.started:
+				pending[lvl] = []
+				plans.pop(lvl, None)
+				logs[lvl] = []
+			continue
+		if not out.started:
+			continue
+		m = _SUBTEST.match(line)
+		if m:
+			lvl = _level(m.group(1))
+			names[lvl] = m.group(2)
+			pending.setdefault(lvl, [])
+			logs.setdefault(lvl, [])
+			continue
+		m = _PLAN.match(line)
+		if m:
+			lvl = _level(m.group(1))
+			if lvl == 0 and out.top_plan is None:
+				out.top_plan = int(m.group(2))
+			else:
+				plans[lvl] = int(m.group(2))
+			continue
+		m = _RESULT.match(line)
+		if m:
+			lvl = _level(m.group(1))
+			directive = m.group(5)
+			if directive == 'SKIP':
+				status = SKIPPED
+			elif m.group(2) == 'ok':
+				status = PASSED
+			else:
+				status = FAILED
+			res = Result(name=m.group(4).strip(), status=status, number=int(m.group(3)),
+				     line=idx, reason=(m.group(6) or '').strip(),
+				     plan=plans.pop(lvl + 1, None),
+				     children=pending.pop(lvl + 1, []),
+				     log=logs.pop(lvl + 1, []))
+			names.pop(lvl + 1, None)
+			pending.setdefault(lvl, []).append(res)
+			if lvl in logs:
+				res.log = logs[lvl] + res.log
+				logs[lvl] = []
+			continue
+		# A diagnostic or an unrelated printk: part of the innermost open test.
+		if logs:
+			logs[max(logs)].append(line)
+	out.suites = pending.get(0, [])
+	# Suites that began but never printed their result line.
+	if pending.get(1) or names.get(1):
+		name = names.get(1, '<unnamed>')
+		out.suites.append(Result(name=name, status=MISSING, number=len(out.suites) + 1,
+					 line=len(lines), plan=plans.get(1),
+					 children=pending[1], log=logs.get(1, [])))
+		out.problems.append(f'suite {name} has no result line: output ends inside it')
+	for suite in out.suites:
+		if suite.plan is not None and suite.plan != len(suite.children):
+			out.problems.append(f'suite {suite.name} planned {suite.plan} cases, '
+					    f'printed {len(suite.children)}')
+	if out.started and out.top_plan is not None and out.top_plan != len(out.suites):
+		out.problems.append(f'KTAP planned {out.top_plan} suites, printed {len(out.suites)}')
+	return out

@@ -1,0 +1,72 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The mutation harness: each patch in mutants/ breaks the kernel on purpose.
+
+A mutant names what must catch it in its commit message:
+
+    Kills: <suite>.<case> [<suite>.<case> ...]   those cases must fail
+    Kills: splat                                  the run must fail on a splat
+                                                  while every case passes
+
+A mutant is killed when the run fails in exactly that way.
+"""
+
+import os
+import re
+from typing import List, Optional, Tuple
+
+from . import run
+from .common import REPO, log
+
+_KILLS = re.compile(r'^Kills:\s*(.+)$', re.M)
+
+
+def mutant_files(only: Optional[List[str]] = None) -> List[str]:
+	top = os.path.join(REPO, 'mutants')
+	names = sorted(n for n in os.listdir(top) if n.endswith('.patch'))
+	if only:
+		names = [n for n in names if n in only or n[:-len('.patch')] in only]
+	return [os.path.join(top, n) for n in names]
+
+
+def kills(path: str) -> List[str]:
+	with open(path) as f:
+		text = f.read()
+	out: List[str] = []
+	for m in _KILLS.finditer(text):
+		out += m.group(1).split()
+	return out
+
+
+def judge(expect: List[str], out: run.RunOutcome) -> Tuple[bool, str]:
+	"""Did the run fail the way the mutant says it must?"""
+	if out.ok:
+		return False, 'survived: the run passed'
+	if not expect:
+		return False, 'the mutant names nothing in a "Kills:" line'
+	if expect == ['splat']:
+		if not out.splat_kinds:
+			return False, 'no splat was reported: ' + '; '.join(out.reasons)
+		if out.failed_cases:
+			return False, 'cases failed too: ' + ', '.join(out.failed_cases)
+		return True, 'killed by splat (' + ', '.join(sorted(set(out.splat_kinds))) + ')'
+	missed = [c for c in expect if c not in out.failed_cases]
+	if missed:
+		return False, 'these cases did not fail: ' + ', '.join(missed) + \
+			' (run failed because: ' + '; '.join(out.reasons) + ')'
+	return True, 'killed by ' + ', '.join(expect)
+
+
+def run_all(arch: str, config: str, timeout: int,
+	    only: Optional[List[str]] = None) -> Tuple[int, int, int]:
+	killed = survived = 0
+	for path in mutant_files(only):
+		name = os.path.basename(path)
+		log(f'[mutant] {name}')
+		out = run.run(arch, config, [path], timeout)
+		ok, why = judge(kills(path), out)
+		log(f'[mutant] {name}: {"KILLED" if ok else "NOT KILLED"}: {why}')
+		if ok:
+			killed += 1
+		else:
+			survived += 1
+	return killed, survived, 0

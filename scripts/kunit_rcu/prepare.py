@@ -1,0 +1,257 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Prepares the kernel tree: pristine Debian source + patches/series + overlay.
+
+Layout under $KUNIT_RCU_CACHE/<debian version>/:
+  src/      the prepared tree (branch kunit-rcu, tag pristine); users run kunit.py here
+  apply/    a worktree where the series is applied with git am and the overlay
+            committed; src/ then checks the result out, so only files whose
+            content changed get a new mtime and rebuilds stay incremental
+  scratch/  a worktree for EXTRA_PATCHES experiments (src/ is never touched)
+"""
+
+import hashlib
+import os
+import shutil
+from typing import Iterable, List, Tuple
+
+from . import packages
+from .common import (OVERLAY_DIRS, REPO, TARBALL, UserError, apply_dir, git, log,
+		     run, scratch_dir, tree_dir, version_dir)
+
+STAMP_FORMAT = '3'
+
+
+def series_patches(repo: str = REPO) -> List[str]:
+	"""Returns the patch paths listed in patches/series, in order."""
+	path = os.path.join(repo, 'patches', 'series')
+	if not os.path.isfile(path):
+		return []
+	out = []
+	with open(path) as f:
+		for lineno, line in enumerate(f, 1):
+			name = line.split('#', 1)[0].strip()
+			if not name:
+				continue
+			name = name.split()[0]
+			full = os.path.join(repo, 'patches', name)
+			if not os.path.isfile(full):
+				raise UserError(f'patches/series line {lineno} names "{name}", '
+						'which is not in patches/: add the file or fix the line')
+			out.append(full)
+	return out
+
+
+def overlay_files(repo: str = REPO) -> List[str]:
+	"""Repository-relative paths of the files copied onto the tree."""
+	out = []
+	for d in OVERLAY_DIRS:
+		top = os.path.join(repo, d)
+		for root, dirs, files in os.walk(top):
+			dirs.sort()
+			for name in sorted(files):
+				if name == 'README.md':
+					continue  # documents the directory in this repository only
+				out.append(os.path.relpath(os.path.join(root, name), repo))
+	return out
+
+
+def kunitconfig_path(repo: str = REPO) -> str:
+	return os.path.join(repo, 'kunitconfig')
+
+
+def input_digest(repo: str = REPO, version: str = '') -> str:
+	"""A digest of everything the prepared tree is made of."""
+	h = hashlib.sha256()
+	h.update(f'format {STAMP_FORMAT} version {version}\n'.encode())
+	items: List[Tuple[str, str]] = [('series', os.path.join(repo, 'patches', 'series'))]
+	items += [('patch', p) for p in series_patches(repo)]
+	items += [('overlay ' + rel, os.path.join(repo, rel)) for rel in overlay_files(repo)]
+	items.append(('kunitconfig', kunitconfig_path(repo)))
+	for tag, path in items:
+		h.update(f'{tag} {os.path.relpath(path, repo)}\n'.encode())
+		if os.path.isfile(path):
+			with open(path, 'rb') as f:
+				h.update(hashlib.sha256(f.read()).digest())
+	return h.hexdigest()
+
+
+def _read(path: str) -> str:
+	try:
+		with open(path) as f:
+			return f.read().strip()
+	except FileNotFoundError:
+		return ''
+
+
+def _write(path: str, text: str) -> None:
+	os.makedirs(os.path.dirname(path), exist_ok=True)
+	tmp = path + '.tmp'
+	with open(tmp, 'w') as f:
+		f.write(text + '\n')
+	os.replace(tmp, path)
+
+
+def _extract_pristine(version: str) -> None:
+	top = version_dir()
+	src = tree_dir()
+	tmp = os.path.join(top, 'src.tmp')
+	for d in (src, tmp, apply_dir(), scratch_dir()):
+		shutil.rmtree(d, ignore_errors=True)
+	os.makedirs(tmp)
+	log(f'extracting {TARBALL} ({version}) into {src}')
+	run(['tar', '-C', tmp, '--strip-components=1', '-xf', TARBALL])
+	if not os.path.isfile(os.path.join(tmp, 'Makefile')):
+		raise UserError(f'{TARBALL} did not contain a kernel tree: reinstall it with '
+				f'apt-get install --reinstall linux-source-6.1')
+	git(tmp, 'init', '-q', '-b', 'kunit-rcu')
+	git(tmp, 'config', 'gc.auto', '0')
+	# Debian's .gitignore ignores everything at the top level: add with -f.
+	git(tmp, 'add', '-A', '-f')
+	git(tmp, 'commit', '-q', '-m', f'linux-source-6.1 {version} (pristine Debian source)')
+	git(tmp, 'tag', 'pristine')
+	os.rename(tmp, src)
+	_write(os.path.join(top, 'stamps', 'pristine'), version)
+
+
+def _ensure_worktree(path: str) -> None:
+	if os.path.isfile(os.path.join(path, '.git')):
+		return
+	shutil.rmtree(path, ignore_errors=True)
+	git(tree_dir(), 'worktree', 'prune')
+	log(f'creating worktree {path}')
+	git(tree_dir(), 'worktree', 'add', '-q', '--detach', path, 'pristine')
+
+
+def _reset_worktree(path: str, commit: str) -> None:
+	git(path, 'am', '--abort', check=False)
+	git(path, 'reset', '-q', '--hard')
+	git(path, 'checkout', '-q', '--detach', commit)
+	git(path, 'clean', '-q', '-f', '-d')
+
+
+def rejected_hunk(tree: str, patch: str) -> str:
+	"""What git says about the first hunk of patch that does not apply."""
+	proc = run(['git', '-C', tree, 'apply', '--check', '-v', patch], check=False)
+	lines = [l for l in proc.stdout.splitlines() if not l.startswith('Checking patch')]
+	return '\n'.join('    ' + l for l in lines[:25])
+
+
+def apply_patches(tree: str, patches: Iterable[str], what: str) -> None:
+	"""git am (three-way) each patch as one commit; names the one that fails."""
+	for patch in patches:
+		if not os.path.isfile(patch):
+			raise UserError(f'{what} patch {patch} does not exist (give an absolute path)')
+		with open(patch, errors='replace') as f:
+			head = f.read(4096)
+		is_mail = head.startswith('From ') or '\nSubject:' in head or head.startswith('Subject:')
+		if is_mail:
+			proc = run(['git', '-C', tree, 'am', '-q', '-3', patch], check=False,
+				   env=_git_env())
+		else:
+			proc = run(['git', '-C', tree, 'apply', '-3', '--index', patch], check=False)
+			if proc.returncode == 0:
+				proc = run(['git', '-C', tree, 'commit', '-q', '-m',
+					    'experiment: ' + os.path.basename(patch)], check=False, env=_git_env())
+		if proc.returncode != 0:
+			git(tree, 'am', '--abort', check=False)
+			git(tree, 'reset', '-q', '--hard')
+			raise UserError(f'{what} patch {os.path.basename(patch)} does not apply '
+					f'({patch}):\n{rejected_hunk(tree, patch)}\n'
+					'  rebase it onto linux-source-6.1 with the series applied '
+					'(see README "Adding a test next to a fix")')
+
+
+def _git_env() -> dict:
+	return dict(os.environ, GIT_COMMITTER_NAME='kunit-rcu',
+		    GIT_COMMITTER_EMAIL='kunit-rcu@localhost')
+
+
+def _compose(version: str) -> str:
+	"""Builds series + overlay commits in apply/; returns the final commit."""
+	path = apply_dir()
+	_ensure_worktree(path)
+	_reset_worktree(path, 'pristine')
+	apply_patches(path, series_patches(), 'series')
+	files = overlay_files()
+	for rel in files:
+		dst = os.path.join(path, rel)
+		os.makedirs(os.path.dirname(dst), exist_ok=True)
+		shutil.copyfile(os.path.join(REPO, rel), dst)
+	# The top-level kunitconfig also becomes kernel/rcu/.kunitconfig, so
+	# "kunit.py run --kunitconfig=kernel/rcu" works in any tree the series is on.
+	shutil.copyfile(kunitconfig_path(), os.path.join(path, 'kernel/rcu/.kunitconfig'))
+	git(path, 'add', '-f', '--', *files, 'kernel/rcu/.kunitconfig')
+	if git(path, 'status', '--porcelain', '--untracked-files=no').strip():
+		with open(os.path.join(REPO, 'patches', 'overlay-message')) as f:
+			msg = f.read()
+		run(['git', '-C', path, 'commit', '-q', '-m', msg], env=_overlay_env())
+	return git(path, 'rev-parse', 'HEAD').strip()
+
+
+def _overlay_env() -> dict:
+	env = _git_env()
+	env.update(GIT_AUTHOR_NAME='kunit-rcu', GIT_AUTHOR_EMAIL='kunit-rcu@localhost')
+	return env
+
+
+def prepare(force: bool = False) -> str:
+	"""Makes tree_dir() match the repository; returns its HEAD commit."""
+	version = packages.check_source_version()
+	top = version_dir()
+	if _read(os.path.join(top, 'stamps', 'pristine')) != version or \
+	   not os.path.isdir(os.path.join(tree_dir(), '.git')):
+		_extract_pristine(version)
+	src = tree_dir()
+	digest = input_digest(version=version)
+	stamp = os.path.join(top, 'stamps', 'prepared')
+	old = _read(stamp).split()
+	head = git(src, 'rev-parse', 'HEAD').strip()
+	dirty = git(src, 'status', '--porcelain', '--untracked-files=no').strip()
+	if old and old[0] == digest and old[1] == head and not dirty:
+		_write_default_kunitconfig(src)
+		log(f'tree is up to date: {src} ({head[:12]})')
+		return head
+	if (dirty or (old and old[1] != head)) and not force:
+		raise UserError(f'the prepared tree {src} has changes that are not in this repository'
+				f' ({"uncommitted edits" if dirty else "commits on top of the series"}).\n'
+				'  keep them as a patch (git -C ' + src + ' diff > /tmp/fix.patch) and use '
+				'EXTRA_PATCHES=/tmp/fix.patch, or move them into patches/;\n'
+				'  then run again with FORCE=1 to reset the tree to the repository')
+	new = _compose(version)
+	git(src, 'reset', '-q', '--hard')
+	git(src, 'checkout', '-q', '-B', 'kunit-rcu', new)
+	_write_default_kunitconfig(src)
+	_write(stamp, f'{digest} {new}')
+	log(f'prepared {src}: pristine + {len(series_patches())} patches + overlay ({new[:12]})')
+	return new
+
+
+def _write_default_kunitconfig(src: str) -> None:
+	# Plain "kunit.py run" uses <build_dir>/.kunitconfig, default build dir .kunit.
+	dst = os.path.join(src, '.kunit', '.kunitconfig')
+	os.makedirs(os.path.dirname(dst), exist_ok=True)
+	with open(kunitconfig_path()) as f:
+		want = f.read()
+	if _read(dst) != want.strip():
+		with open(dst, 'w') as f:
+			f.write(want)
+
+
+def prepare_scratch(extra: List[str]) -> str:
+	"""Checks the prepared tree out in scratch/ and applies the extra patches."""
+	head = git(tree_dir(), 'rev-parse', 'HEAD').strip()
+	path = scratch_dir()
+	_ensure_worktree(path)
+	_reset_worktree(path, head)
+	apply_patches(path, extra, 'EXTRA_PATCHES')
+	log(f'scratch tree {path}: prepared tree + {len(extra)} extra patch(es)')
+	return git(path, 'rev-parse', 'HEAD').strip()
+
+
+def export_series(outdir: str) -> List[str]:
+	"""git format-patch of everything from pristine to the prepared HEAD."""
+	shutil.rmtree(outdir, ignore_errors=True)
+	os.makedirs(outdir)
+	git(tree_dir(), 'format-patch', '-q', '-o', outdir, 'pristine..HEAD')
+	names = sorted(os.listdir(outdir))
+	return [os.path.join(outdir, n) for n in names]

@@ -1,0 +1,100 @@
+# SPDX-License-Identifier: GPL-2.0
+"""make run: prepare, build, boot, parse, judge, report."""
+
+import json
+import os
+import shutil
+import time
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional
+
+from . import kbuild, ktap, packages, prepare, report, sources, verdict
+from .common import (UserError, build_dir, check_arch, config_fragment, expected_version,
+		     git, log, results_dir, scratch_dir, tree_dir, Stage)
+
+
+CASE_FAILURES = ' case(s) failed: '
+
+
+@dataclass
+class RunOutcome:
+	ok: bool
+	counts: Dict[str, int] = field(default_factory=lambda: {'passed': 0, 'failed': 0, 'skipped': 0})
+	failed_cases: List[str] = field(default_factory=list)
+	reasons: List[str] = field(default_factory=list)
+	splat_kinds: List[str] = field(default_factory=list)
+	integrity_ok: bool = False
+	outdir: str = ''
+
+
+def _meta(arch: str, config: str, extra: List[str]) -> dict:
+	return {'arch': arch, 'config': config, 'debian_version': packages.installed_version(),
+		'tested_debian_version': expected_version(), 'extra_patches': extra,
+		'started': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}
+
+
+def run(arch: str = 'x86_64', config: str = 'default', extra: Optional[List[str]] = None,
+	timeout: int = kbuild.DEFAULT_TIMEOUT, install: bool = True) -> RunOutcome:
+	"""One full run; never raises UserError: failures land in results.json."""
+	extra = [os.path.abspath(p) for p in (extra or [])]
+	timings: Dict[str, float] = {}
+	outdir = results_dir(arch, config, bool(extra))
+	meta = _meta(arch, config, extra)
+	meta['timings'] = timings
+	try:
+		check_arch(arch)
+		config_fragment(config)
+	except UserError:
+		raise  # bad arguments: nothing to record
+	shutil.rmtree(outdir, ignore_errors=True)
+	os.makedirs(outdir)
+	log(f'run ARCH={arch} CONFIG={config}' + (f' EXTRA_PATCHES={" ".join(extra)}' if extra else ''))
+	try:
+		with Stage('prepare', timings):
+			if install:
+				packages.ensure_packages()
+			meta['debian_version'] = packages.installed_version()
+			tree = tree_dir()
+			prepare.prepare(force=bool(os.environ.get('FORCE')))
+			if extra:
+				prepare.prepare_scratch(extra)
+				tree = scratch_dir()
+			meta['tree'] = tree
+			meta['tree_commit'] = git(tree, 'rev-parse', 'HEAD').strip()
+		build = build_dir(arch, config, bool(extra))
+		meta['build_dir'] = build
+		with Stage('build', timings):
+			kbuild.build(tree, arch, config, build, os.path.join(outdir, 'build.log'))
+		with Stage('boot', timings):
+			console, timed_out, _ = kbuild.boot(tree, arch, config, build,
+							    os.path.join(outdir, 'console.log'), timeout)
+	except UserError as e:
+		meta['error'] = str(e)
+		with open(os.path.join(outdir, 'results.json'), 'w') as f:
+			json.dump(dict(meta, verdict='fail', reasons=[str(e)],
+				       counts={'passed': 0, 'failed': 0, 'skipped': 0}, cases=[], splats=[]),
+				  f, indent=1)
+		log('error: ' + str(e))
+		log(f'results: {outdir}')
+		return RunOutcome(ok=False, reasons=[str(e)], outdir=outdir)
+	with Stage('parse', timings):
+		v = verdict.judge(console, sources.suites_for(arch), timed_out, timeout)
+	report.write(outdir, v, meta, console)
+	print(report.table(v))
+	counts = report.summary(v)
+	if not v.passed:
+		for r in v.reasons:
+			log('FAIL: ' + r)
+		if any(('did not finish' in r or 'no KTAP' in r or 'without shutting down' in r)
+		       for r in v.reasons):
+			log('console tail:')
+			print('\n'.join('    | ' + l for l in v.tail))
+	log(f'results: {outdir} (results.json, junit.xml, ktap.txt, console.log, build.log)')
+	verdict_word = 'PASS' if v.passed else 'FAIL'
+	log(f'{verdict_word} ARCH={arch} CONFIG={config}: ' +
+	    ', '.join(f'{n} {k}' for k, n in counts.items()) +
+	    f' ({", ".join(f"{k} {t}s" for k, t in timings.items())})')
+	return RunOutcome(ok=v.passed, counts=counts, failed_cases=v.failed_cases(),
+			  reasons=v.reasons, outdir=outdir,
+			  splat_kinds=[s.kind for s in v.splats if not s.expected],
+			  integrity_ok=all(CASE_FAILURES in r for r in v.reasons))

@@ -1,0 +1,106 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Bad input gets a message that names what is wrong and how to fix it."""
+import os
+import tempfile
+import unittest
+from unittest import mock
+
+from kunit_rcu import cli, common, kbuild, mutants, packages, run
+from kunit_rcu.common import UserError
+
+
+class ErrorTest(unittest.TestCase):
+	def test_unknown_arch(self):
+		with self.assertRaisesRegex(UserError, r'unknown ARCH "riscv": use one of arm64, x86_64'):
+			common.check_arch('riscv')
+
+	def test_unknown_config(self):
+		with self.assertRaisesRegex(UserError, r'unknown CONFIG "nope": no configs/nope.config'):
+			common.config_fragment('nope')
+
+	def test_wrong_source_version(self):
+		with mock.patch.object(packages.os.path, 'isfile', return_value=True):
+			with self.assertRaises(UserError) as cm:
+				packages.check_source_version('6.1.190-1')
+		msg = str(cm.exception)
+		self.assertIn('linux-source-6.1 6.1.190-1 is installed', msg)
+		self.assertIn('apt-get install linux-source-6.1=' + common.expected_version(), msg)
+		self.assertIn('KUNIT_RCU_ALLOW_VERSION=6.1.190-1', msg)
+
+	def test_wrong_version_allowed_explicitly(self):
+		with mock.patch.dict(os.environ, {'KUNIT_RCU_ALLOW_VERSION': '6.1.190-1'}), \
+		     mock.patch.object(packages.os.path, 'isfile', return_value=True):
+			self.assertEqual(packages.check_source_version('6.1.190-1'), '6.1.190-1')
+
+	def test_missing_packages_are_listed(self):
+		missing = packages.missing_packages(lambda probe: 'qemu' not in probe)
+		self.assertEqual(missing, ['qemu-system-x86', 'qemu-system-arm'])
+
+	def test_run_rejects_bad_arch_before_doing_anything(self):
+		with self.assertRaisesRegex(UserError, 'unknown ARCH'):
+			run.run('mips', 'default', install=False)
+
+	def test_cli_exit_code_and_message(self):
+		with mock.patch('sys.stderr') as err:
+			self.assertEqual(cli.main(['run', '--arch=mips']), 2)
+		self.assertIn('unknown ARCH "mips"', ''.join(c.args[0] for c in err.write.call_args_list))
+
+
+class BuildTest(unittest.TestCase):
+	def test_compiler_errors_show_the_error(self):
+		log = '\n'.join(['CC a.o'] * 50 + ['kernel/rcu/rcu_kunit.c:12:1: error: expected ;',
+						   'make[3]: *** [x] Error 1'] + ['tail'] * 5)
+		out = kbuild.compiler_errors(log)
+		self.assertTrue(out.splitlines()[3].startswith('kernel/rcu/rcu_kunit.c:12:1: error'))
+
+	def test_stale_kernel_is_not_booted(self):
+		with tempfile.TemporaryDirectory() as build, \
+		     mock.patch.object(kbuild, 'build_fingerprint', return_value='new'):
+			with self.assertRaisesRegex(UserError, 'stale or failed build'):
+				kbuild.check_built('/tree', 'x86_64', 'default', build)
+			with open(os.path.join(build, kbuild.STAMP), 'w') as f:
+				f.write('old\n')
+			with self.assertRaisesRegex(UserError, 'stale or failed build'):
+				kbuild.check_built('/tree', 'x86_64', 'default', build)
+			with open(os.path.join(build, kbuild.STAMP), 'w') as f:
+				f.write('new\n')
+			kbuild.check_built('/tree', 'x86_64', 'default', build)
+
+	def test_make_variables_do_not_leak_into_the_kernel_build(self):
+		with mock.patch.dict(os.environ, {'MAKEFLAGS': ' -- ARCH=arm64', 'ARCH': 'arm64'}):
+			env = kbuild._env()
+		self.assertNotIn('MAKEFLAGS', env)
+		self.assertNotIn('ARCH', env)
+
+
+class MutantJudgeTest(unittest.TestCase):
+	def out(self, ok=False, failed=(), splats=(), reasons=('x',)):
+		return run.RunOutcome(ok=ok, failed_cases=list(failed), splat_kinds=list(splats),
+				      reasons=list(reasons))
+
+	def test_case_mutant(self):
+		want = ['s.a']
+		self.assertTrue(mutants.judge(want, self.out(failed=['s.a', 's.b']))[0])
+		self.assertFalse(mutants.judge(want, self.out(failed=['s.b']))[0])
+		self.assertFalse(mutants.judge(want, self.out(ok=True))[0])
+
+	def test_splat_mutant_needs_a_splat_and_no_failed_case(self):
+		self.assertTrue(mutants.judge(['splat'], self.out(splats=['warning']))[0])
+		self.assertFalse(mutants.judge(['splat'], self.out())[0])
+		self.assertFalse(mutants.judge(['splat'], self.out(splats=['warning'], failed=['s.a']))[0])
+
+	def test_every_mutant_names_its_killer(self):
+		for path in mutants.mutant_files():
+			with self.subTest(mutant=os.path.basename(path)):
+				self.assertTrue(mutants.kills(path))
+
+	def test_closing_counts_include_the_run_check(self):
+		good = run.RunOutcome(ok=True, counts={'passed': 4, 'failed': 0, 'skipped': 1},
+				      integrity_ok=True)
+		self.assertEqual(cli.run_counts(good), (5, 0, 1))
+		splat = run.RunOutcome(ok=False, counts={'passed': 4, 'failed': 0, 'skipped': 0})
+		self.assertEqual(cli.run_counts(splat), (4, 1, 0))
+
+
+if __name__ == '__main__':
+	unittest.main()

@@ -1,0 +1,138 @@
+# SPDX-License-Identifier: GPL-2.0
+import os
+import shutil
+import subprocess
+import tempfile
+import unittest
+
+from kunit_rcu import prepare
+from kunit_rcu.common import UserError
+
+
+def sh(cwd, *cmd):
+	subprocess.run(cmd, cwd=cwd, check=True, capture_output=True)
+
+
+class RepoFixture(unittest.TestCase):
+	"""A fake kunit-rcu repository and a small git "kernel tree"."""
+
+	def setUp(self):
+		self.tmp = tempfile.mkdtemp()
+		self.repo = os.path.join(self.tmp, 'repo')
+		os.makedirs(os.path.join(self.repo, 'patches'))
+		os.makedirs(os.path.join(self.repo, 'kernel', 'rcu'))
+		self.write('kunitconfig', 'CONFIG_KUNIT=y\n')
+		self.write('kernel/rcu/a_kunit.c', '// a\n')
+		self.write('patches/0001-a.patch', 'x')
+		self.write('patches/series', '# comment\n0001-a.patch\n\n')
+		self.tree = os.path.join(self.tmp, 'tree')
+		os.makedirs(self.tree)
+		with open(os.path.join(self.tree, 'f.c'), 'w') as f:
+			f.write('one\ntwo\nthree\n')
+		env = dict(os.environ, GIT_AUTHOR_NAME='t', GIT_AUTHOR_EMAIL='t@t',
+			   GIT_COMMITTER_NAME='t', GIT_COMMITTER_EMAIL='t@t')
+		os.environ.update({k: v for k, v in env.items() if k.startswith('GIT_')})
+		sh(self.tree, 'git', 'init', '-q')
+		sh(self.tree, 'git', 'add', '-A')
+		sh(self.tree, 'git', 'commit', '-q', '-m', 'base')
+
+	def tearDown(self):
+		shutil.rmtree(self.tmp)
+
+	def write(self, rel, text):
+		path = os.path.join(self.repo, rel)
+		os.makedirs(os.path.dirname(path), exist_ok=True)
+		with open(path, 'w') as f:
+			f.write(text)
+
+
+class PrepareTest(RepoFixture):
+	def test_series_order_and_comments(self):
+		self.assertEqual([os.path.basename(p) for p in prepare.series_patches(self.repo)],
+				 ['0001-a.patch'])
+
+	def test_series_names_missing_patch(self):
+		self.write('patches/series', '0001-a.patch\n0002-gone.patch\n')
+		with self.assertRaisesRegex(UserError, 'line 2 names "0002-gone.patch"'):
+			prepare.series_patches(self.repo)
+
+	def test_digest_sees_every_input(self):
+		base = prepare.input_digest(self.repo, '6.1.192-3')
+		self.assertEqual(base, prepare.input_digest(self.repo, '6.1.192-3'))
+		for rel, text in (('kunitconfig', 'CONFIG_KUNIT=y\nCONFIG_X=y\n'),
+				  ('kernel/rcu/a_kunit.c', '// b\n'),
+				  ('kernel/rcu/new.c', ''),
+				  ('patches/0001-a.patch', 'y')):
+			with self.subTest(rel=rel):
+				old = prepare.input_digest(self.repo, '6.1.192-3')
+				self.write(rel, text)
+				self.assertNotEqual(old, prepare.input_digest(self.repo, '6.1.192-3'))
+		self.assertNotEqual(prepare.input_digest(self.repo, '6.1.192-3'),
+				    prepare.input_digest(self.repo, '6.1.192-2'))
+
+	def test_overlay_lists_files(self):
+		self.assertEqual(prepare.overlay_files(self.repo), ['kernel/rcu/a_kunit.c'])
+
+	def _patch(self, name, old, new):
+		with open(os.path.join(self.tree, 'f.c'), 'w') as f:
+			f.write(new)
+		sh(self.tree, 'git', 'commit', '-q', '-am', 'change ' + name)
+		out = subprocess.run(['git', 'format-patch', '-1', '--stdout'], cwd=self.tree,
+				     check=True, capture_output=True, text=True).stdout
+		sh(self.tree, 'git', 'reset', '-q', '--hard', 'HEAD~1')
+		path = os.path.join(self.tmp, name)
+		with open(path, 'w') as f:
+			f.write(out)
+		return path
+
+	def test_apply_makes_one_commit_per_patch(self):
+		p = self._patch('p1.patch', '', 'one\nTWO\nthree\n')
+		prepare.apply_patches(self.tree, [p], 'series')
+		log = subprocess.run(['git', 'log', '--format=%s'], cwd=self.tree,
+				     capture_output=True, text=True).stdout.split('\n')
+		self.assertEqual(log[:2], ['change p1.patch', 'base'])
+
+	def test_plain_diff_is_applied_too(self):
+		with open(os.path.join(self.tmp, 'plain.diff'), 'w') as f:
+			f.write('--- a/f.c\n+++ b/f.c\n@@ -1,3 +1,3 @@\n one\n-two\n+2\n three\n')
+		prepare.apply_patches(self.tree, [os.path.join(self.tmp, 'plain.diff')], 'EXTRA_PATCHES')
+		with open(os.path.join(self.tree, 'f.c')) as f:
+			self.assertIn('2\n', f.read())
+
+	def test_patch_that_does_not_apply_is_named_with_its_hunk(self):
+		p = self._patch('bad.patch', '', 'one\nTWO\nthree\n')
+		with open(os.path.join(self.tree, 'f.c'), 'w') as f:
+			f.write('completely\ndifferent\n')
+		sh(self.tree, 'git', 'commit', '-q', '-am', 'diverge')
+		with self.assertRaises(UserError) as cm:
+			prepare.apply_patches(self.tree, [p], 'EXTRA_PATCHES')
+		msg = str(cm.exception)
+		self.assertIn('EXTRA_PATCHES patch bad.patch does not apply', msg)
+		self.assertIn('f.c', msg)
+		status = subprocess.run(['git', 'status', '--porcelain', '--untracked-files=no'],
+					cwd=self.tree, capture_output=True, text=True).stdout
+		self.assertEqual(status, '')  # left clean
+
+	def test_missing_extra_patch(self):
+		with self.assertRaisesRegex(UserError, 'does not exist'):
+			prepare.apply_patches(self.tree, ['/nonexistent.patch'], 'EXTRA_PATCHES')
+
+
+class ProjectFilesTest(unittest.TestCase):
+	"""The repository's own series and mutants are well-formed."""
+
+	def test_series_lists_every_patch(self):
+		repo = prepare.REPO
+		listed = [os.path.basename(p) for p in prepare.series_patches(repo)]
+		on_disk = sorted(n for n in os.listdir(os.path.join(repo, 'patches'))
+				 if n.endswith('.patch'))
+		self.assertEqual(sorted(listed), on_disk)
+		for name in listed:
+			with open(os.path.join(repo, 'patches', name)) as f:
+				head = f.read()
+			self.assertRegex(head, r'\nSubject: \[PATCH[^\]]*\] (rcu|srcu|x86/traps|gcov|kunit)'
+					 r'(: tool)?: ', name)
+
+
+if __name__ == '__main__':
+	unittest.main()
