@@ -11,13 +11,13 @@ PYTHON ?= python3
 KR := $(PYTHON) scripts/kunit-rcu
 FORCE_FLAG := $(if $(FORCE),--force)
 
-.PHONY: run check prepare series mutants selftest bench help
+.PHONY: run check prepare series mutants selftest bench matrix help
 
 help:
 	@echo "make run     install packages, prepare the tree, build, boot, report"
 	@echo "             (ARCH=x86_64|arm64 CONFIG=<configs/NAME> EXTRA_PATCHES=\"/abs/a.patch\")"
 	@echo "make check   the project's tests: tooling unit tests, x86_64 and arm64 runs, mutants"
-	@echo "make prepare make series make mutants make selftest make bench"
+	@echo "make prepare make series make mutants make selftest make bench make matrix"
 
 run:
 	$(KR) run --arch="$(ARCH)" --config="$(CONFIG)" --extra="$(EXTRA_PATCHES)" --timeout="$(TIMEOUT)" $(FORCE_FLAG)
@@ -39,3 +39,6 @@ selftest:
 
 bench:
 	$(KR) bench --arch="$(ARCH)" --config="$(CONFIG)"
+
+matrix:
+	$(KR) matrix

@@ -9,7 +9,7 @@ import time
 import unittest
 from typing import List, Sequence, Tuple
 
-from . import kbuild, mutants, packages, prepare, run
+from . import kbuild, matrix, mutants, packages, prepare, run, series
 from .common import REPO, UserError, log
 
 
@@ -76,6 +76,10 @@ def cmd_check(args) -> int:
 
 	log('[check] tooling unit tests')
 	add('tooling unit tests', selftest())
+	log('[check] prepare, series round trip, checkpatch --strict')
+	packages.ensure_packages()
+	prepare.prepare(force=args.force)
+	add('series and checkpatch', series.check())
 	for arch in _split(args.arch):
 		log(f'[check] make run ARCH={arch}')
 		out = run.run(arch, args.config, [], args.timeout)
@@ -98,10 +102,15 @@ def cmd_mutants(args) -> int:
 def cmd_series(args) -> int:
 	packages.ensure_packages()
 	prepare.prepare(force=args.force)
-	files = prepare.export_series(os.path.abspath(args.out))
+	files = series.export(os.path.abspath(args.out))
 	for f in files:
 		print(f)
 	log(f'{len(files)} patches in {args.out}: git am them onto pristine linux-source-6.1')
+	return 0
+
+
+def cmd_matrix(args) -> int:
+	log('wrote ' + matrix.write())
 	return 0
 
 
@@ -143,6 +152,8 @@ def main(argv: Sequence[str]) -> int:
 	common(p)
 	p.add_argument('--out', default=os.path.join(REPO, 'series-out'))
 	p.set_defaults(func=cmd_series)
+	p = sub.add_parser('matrix', help='regenerate docs/matrix.md')
+	p.set_defaults(func=cmd_matrix)
 	p = sub.add_parser('bench', help='cold/warm make run against bare kunit.py')
 	common(p)
 	p.set_defaults(func=cmd_bench)

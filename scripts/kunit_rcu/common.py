@@ -53,6 +53,13 @@ def scratch_dir() -> str:
 
 
 def build_dir(arch: str, config: str, extra: bool) -> str:
+	"""kunit.py's build dir for a run.
+
+	The default x86_64 run builds in the prepared tree's .kunit, kunit.py's
+	own default: a plain "kunit.py run --arch=x86_64" there is incremental.
+	"""
+	if (arch, config, extra) == ('x86_64', 'default', False):
+		return os.path.join(tree_dir(), '.kunit')
 	name = f'{arch}-{config}' + ('-extra' if extra else '')
 	return os.path.join(version_dir(), 'build', name)
 

@@ -4,6 +4,7 @@
 import hashlib
 import os
 import re
+import shutil
 import subprocess
 import time
 from typing import List, Optional, Tuple
@@ -29,21 +30,36 @@ def kunit_args(arch: str, config: str, build: str) -> List[str]:
 	return args
 
 
+def ccache_shims() -> str:
+	"""A directory whose gcc and aarch64-linux-gnu-gcc are ccache in masquerade mode.
+
+	Compilers go through PATH rather than CC=, so kbuild records the same
+	command lines as a plain kunit.py run: both can share a build dir.
+	"""
+	shims = os.path.join(cache_dir(), 'ccache-bin')
+	ccache = shutil.which('ccache')
+	if not ccache:
+		raise UserError('ccache is missing: apt-get install ccache (or KUNIT_RCU_NO_CCACHE=1)')
+	os.makedirs(shims, exist_ok=True)
+	for arch in ARCHES.values():
+		link = os.path.join(shims, arch['cc'])
+		if os.path.realpath(link) != os.path.realpath(ccache):
+			if os.path.lexists(link):
+				os.unlink(link)
+			os.symlink(ccache, link)
+	return shims
+
+
 def _env() -> dict:
 	env = dict(os.environ)
+	if not env.get('KUNIT_RCU_NO_CCACHE'):
+		env['PATH'] = ccache_shims() + os.pathsep + env.get('PATH', '')
 	# make run ARCH=... must not leak into the kernel's make through MAKEFLAGS.
 	for var in ('MAKEFLAGS', 'MFLAGS', 'MAKELEVEL', 'MAKEOVERRIDES', 'ARCH', 'CONFIG'):
 		env.pop(var, None)
 	env.setdefault('CCACHE_DIR', os.path.join(cache_dir(), 'ccache'))
 	env.setdefault('CCACHE_MAXSIZE', '8G')
 	return env
-
-
-def make_options(arch: str) -> List[str]:
-	cc = ARCHES[arch]['cc']
-	if os.environ.get('KUNIT_RCU_NO_CCACHE'):
-		return []
-	return ['--make_options=CC=ccache ' + cc]
 
 
 def build_fingerprint(tree: str, arch: str, config: str) -> str:
@@ -73,8 +89,9 @@ def build(tree: str, arch: str, config: str, build: str, log_path: str,
 	stamp = os.path.join(build, STAMP)
 	if os.path.exists(stamp):
 		os.unlink(stamp)  # a failed build must never leave a bootable stamp
+	fingerprint = build_fingerprint(tree, arch, config)  # what this build starts from
 	cmd = ['python3', 'tools/testing/kunit/kunit.py', 'build',
-	       *kunit_args(arch, config, build), *make_options(arch),
+	       *kunit_args(arch, config, build),
 	       '--jobs=' + str(jobs or os.cpu_count() or 2)]
 	log('$ ' + ' '.join(cmd))
 	with open(log_path, 'w') as out:
@@ -87,7 +104,7 @@ def build(tree: str, arch: str, config: str, build: str, log_path: str,
 				+ compiler_errors(text) +
 				'\n  fix the error above; no kernel was booted')
 	with open(stamp, 'w') as f:
-		f.write(build_fingerprint(tree, arch, config) + '\n')
+		f.write(fingerprint + '\n')
 
 
 def check_built(tree: str, arch: str, config: str, build: str) -> None:

@@ -28,6 +28,8 @@ NEEDED: Dict[str, str] = {
 	'libelf-dev': 'file:/usr/include/libelf.h',
 	'libssl-dev': 'file:/usr/include/openssl/ssl.h',
 	'perl': 'bin:perl',
+	'python3-ply': 'file:/usr/lib/python3/dist-packages/ply',
+	'python3-git': 'file:/usr/lib/python3/dist-packages/git',
 }
 
 

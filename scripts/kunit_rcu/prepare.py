@@ -18,7 +18,7 @@ from . import packages
 from .common import (OVERLAY_DIRS, REPO, TARBALL, UserError, apply_dir, git, log,
 		     run, scratch_dir, tree_dir, version_dir)
 
-STAMP_FORMAT = '3'
+STAMP_FORMAT = '4'
 
 
 def series_patches(repo: str = REPO) -> List[str]:
@@ -63,7 +63,8 @@ def input_digest(repo: str = REPO, version: str = '') -> str:
 	"""A digest of everything the prepared tree is made of."""
 	h = hashlib.sha256()
 	h.update(f'format {STAMP_FORMAT} version {version}\n'.encode())
-	items: List[Tuple[str, str]] = [('series', os.path.join(repo, 'patches', 'series'))]
+	items: List[Tuple[str, str]] = [('series', os.path.join(repo, 'patches', 'series')),
+					('message', os.path.join(repo, 'patches', 'overlay-message'))]
 	items += [('patch', p) for p in series_patches(repo)]
 	items += [('overlay ' + rel, os.path.join(repo, rel)) for rel in overlay_files(repo)]
 	items.append(('kunitconfig', kunitconfig_path(repo)))
@@ -184,7 +185,7 @@ def _compose(version: str) -> str:
 	if git(path, 'status', '--porcelain', '--untracked-files=no').strip():
 		with open(os.path.join(REPO, 'patches', 'overlay-message')) as f:
 			msg = f.read()
-		run(['git', '-C', path, 'commit', '-q', '-m', msg], env=_overlay_env())
+		run(['git', '-C', path, 'commit', '-q', '-s', '-m', msg], env=_overlay_env())
 	return git(path, 'rev-parse', 'HEAD').strip()
 
 
@@ -246,12 +247,3 @@ def prepare_scratch(extra: List[str]) -> str:
 	apply_patches(path, extra, 'EXTRA_PATCHES')
 	log(f'scratch tree {path}: prepared tree + {len(extra)} extra patch(es)')
 	return git(path, 'rev-parse', 'HEAD').strip()
-
-
-def export_series(outdir: str) -> List[str]:
-	"""git format-patch of everything from pristine to the prepared HEAD."""
-	shutil.rmtree(outdir, ignore_errors=True)
-	os.makedirs(outdir)
-	git(tree_dir(), 'format-patch', '-q', '-o', outdir, 'pristine..HEAD')
-	names = sorted(os.listdir(outdir))
-	return [os.path.join(outdir, n) for n in names]

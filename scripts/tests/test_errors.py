@@ -36,6 +36,23 @@ class ErrorTest(unittest.TestCase):
 		missing = packages.missing_packages(lambda probe: 'qemu' not in probe)
 		self.assertEqual(missing, ['qemu-system-x86', 'qemu-system-arm'])
 
+	def test_package_that_cannot_be_installed(self):
+		failed = mock.Mock(returncode=100, stdout='',
+				   stderr='E: Unable to locate package qemu-system-arm\n')
+		with mock.patch.object(packages.os, 'geteuid', return_value=0), \
+		     mock.patch.object(packages.subprocess, 'run', return_value=failed):
+			with self.assertRaises(UserError) as cm:
+				packages._apt_install(['qemu-system-arm'])
+		msg = str(cm.exception)
+		self.assertIn('could not install Debian packages: qemu-system-arm', msg)
+		self.assertIn('Unable to locate package qemu-system-arm', msg)
+
+	def test_not_root_without_sudo(self):
+		with mock.patch.object(packages.os, 'geteuid', return_value=1000), \
+		     mock.patch.object(packages.shutil, 'which', return_value=None):
+			with self.assertRaisesRegex(UserError, 'as root: apt-get install ccache'):
+				packages._apt_install(['ccache'])
+
 	def test_run_rejects_bad_arch_before_doing_anything(self):
 		with self.assertRaisesRegex(UserError, 'unknown ARCH'):
 			run.run('mips', 'default', install=False)

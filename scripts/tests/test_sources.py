@@ -2,7 +2,7 @@
 import re
 import unittest
 
-from kunit_rcu import sources
+from kunit_rcu import matrix, sources
 
 REQ_ID = re.compile(r'^(CFG|FW|EB|IRQ|MOD|HP|SCH|TR|EN|PERF|BH|SCHED|SRCU|TASKS|POLL|FUT|IST)'
 		    r'-(A?\d+)$')
@@ -51,6 +51,15 @@ class SourcesTest(unittest.TestCase):
 						self.assertTrue(case.requirements, 'no "Covers:" line')
 						for rid in case.requirements:
 							self.assertRegex(rid, REQ_ID)
+
+
+class MatrixTest(unittest.TestCase):
+	def test_every_covered_id_is_in_the_catalogue(self):
+		self.assertEqual(matrix.unknown_ids(), [])
+
+	def test_committed_matrix_is_current(self):
+		with open(matrix.MATRIX) as f:
+			self.assertEqual(f.read(), matrix.render(), 'run "make matrix" and commit it')
 
 
 if __name__ == '__main__':
