@@ -32,7 +32,7 @@ series:
 	$(KR) series $(FORCE_FLAG)
 
 mutants:
-	$(KR) mutants --config="$(CONFIG)" --timeout="$(TIMEOUT)" --only="$(MUTANTS)"
+	$(KR) mutants --config="$(CONFIG)" --only="$(MUTANTS)"
 
 selftest:
 	$(KR) selftest

@@ -85,18 +85,19 @@ static bool rcu_kunit_wait_gp(unsigned long cookie, unsigned int ms)
  * Covers: SCH-1
  *
  * Nested rcu_read_lock() calls are counted one by one, and only the
- * outermost rcu_read_unlock() ends the reader: while an outer reader
- * remains, a grace period started inside it cannot complete.  6.1
- * counts in current->rcu_read_lock_nesting (no negative "unlocking"
- * value any more); without preemptible RCU the count is the
- * preemption count.
+ * outermost rcu_read_unlock() ends the reader: a grace period started
+ * inside the nest cannot complete before it, however many inner
+ * unlocks (each a chance to run the unlock special processing) come
+ * first.  6.1 counts in current->rcu_read_lock_nesting (no negative
+ * "unlocking" value any more); without preemptible RCU the count is
+ * the preemption count.
  */
 static void rcu_read_lock_nesting(struct kunit *test)
 {
 	int depth_in[RCU_KUNIT_NEST_DEPTH + 1];
 	int depth_out[RCU_KUNIT_NEST_DEPTH + 1];
+	bool done_nested, done_outer;
 	unsigned long cookie;
-	bool done_inside;
 	int base, i;
 
 	if (!IS_ENABLED(CONFIG_PREEMPT_RCU) && !IS_ENABLED(CONFIG_PREEMPT_COUNT))
@@ -109,13 +110,15 @@ static void rcu_read_lock_nesting(struct kunit *test)
 		rcu_read_lock();
 		depth_in[i] = rcu_kunit_reader_depth();
 	}
+	/* Let the grace period reach this reader (IPI, deferred QS request). */
+	cookie = start_poll_synchronize_rcu_expedited();
+	done_nested = rcu_kunit_spin_until(rcu_kunit_cookie_done, &cookie, RCU_KUNIT_HOLD_MS);
 	for (i = RCU_KUNIT_NEST_DEPTH; i > 1; i--) {
 		rcu_read_unlock();
 		depth_out[i - 1] = rcu_kunit_reader_depth();
 	}
 	/* Depth 1 is left: the outermost reader is still running. */
-	cookie = start_poll_synchronize_rcu_expedited();
-	done_inside = rcu_kunit_spin_until(rcu_kunit_cookie_done, &cookie, RCU_KUNIT_HOLD_MS);
+	done_outer = rcu_kunit_spin_until(rcu_kunit_cookie_done, &cookie, RCU_KUNIT_HOLD_MS);
 	rcu_read_unlock();
 	depth_out[0] = rcu_kunit_reader_depth();
 
@@ -123,8 +126,10 @@ static void rcu_read_lock_nesting(struct kunit *test)
 		KUNIT_EXPECT_EQ_MSG(test, depth_in[i], i, "depth after lock number %d", i);
 	for (i = 0; i < RCU_KUNIT_NEST_DEPTH; i++)
 		KUNIT_EXPECT_EQ_MSG(test, depth_out[i], i, "depth after unlock down to %d", i);
-	KUNIT_EXPECT_FALSE_MSG(test, done_inside,
-			       "grace period ended while the outermost reader was running");
+	KUNIT_EXPECT_FALSE_MSG(test, done_nested,
+			       "grace period ended inside %d nested readers", RCU_KUNIT_NEST_DEPTH);
+	KUNIT_EXPECT_FALSE_MSG(test, done_outer,
+			       "grace period ended after the inner unlocks, before the outermost");
 	KUNIT_EXPECT_TRUE_MSG(test, rcu_kunit_wait_gp(cookie, RCU_KUNIT_GP_TIMEOUT_MS),
 			      "grace period did not end after the outermost unlock");
 }

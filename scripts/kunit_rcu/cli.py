@@ -86,7 +86,8 @@ def cmd_check(args) -> int:
 		add(f'KUnit ARCH={arch}', run_counts(out))
 	if not args.no_mutants:
 		log('[check] mutation harness (ARCH=x86_64)')
-		add('mutants killed', mutants.run_all('x86_64', args.config, args.timeout))
+		add('mutants killed', mutants.run_all('x86_64', args.config,
+						      min(args.timeout, mutants.TIMEOUT)))
 	log(f'[check] summary ({time.monotonic() - start:.0f}s):')
 	print('\n'.join(lines))
 	print(_closing(*total))
@@ -146,6 +147,7 @@ def main(argv: Sequence[str]) -> int:
 	p.set_defaults(func=cmd_selftest)
 	p = sub.add_parser('mutants', help='every mutant must fail its named cases')
 	common(p)
+	p.set_defaults(timeout=mutants.TIMEOUT)
 	p.add_argument('--only', default='', help='mutant file names')
 	p.set_defaults(func=cmd_mutants)
 	p = sub.add_parser('series', help='export the whole change as git format-patch files')

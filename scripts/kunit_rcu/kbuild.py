@@ -82,6 +82,13 @@ def compiler_errors(log_text: str, limit: int = 20) -> str:
 	return '\n'.join(lines[first:first + limit])
 
 
+HEARTBEAT = 60
+
+
+def count_objects(build: str) -> int:
+	return sum(1 for _, _, files in os.walk(build) for f in files if f.endswith('.o'))
+
+
 def build(tree: str, arch: str, config: str, build: str, log_path: str,
 	  jobs: Optional[int] = None) -> None:
 	"""kunit.py build; raises UserError with the compiler errors on failure."""
@@ -94,9 +101,17 @@ def build(tree: str, arch: str, config: str, build: str, log_path: str,
 	       *kunit_args(arch, config, build),
 	       '--jobs=' + str(jobs or os.cpu_count() or 2)]
 	log('$ ' + ' '.join(cmd))
+	start = time.monotonic()
 	with open(log_path, 'w') as out:
-		proc = subprocess.run(cmd, cwd=tree, env=_env(), stdout=out,
-				      stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+		proc = subprocess.Popen(cmd, cwd=tree, env=_env(), stdout=out,
+					stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+		while True:
+			try:
+				proc.wait(timeout=HEARTBEAT)
+				break
+			except subprocess.TimeoutExpired:
+				log(f'[build] {time.monotonic() - start:.0f}s, '
+				    f'{count_objects(build)} objects so far')
 	with open(log_path, errors='replace') as f:
 		text = f.read()
 	if proc.returncode != 0:

@@ -17,6 +17,9 @@ from typing import List, Optional, Tuple
 from . import run
 from .common import REPO, log
 
+# A mutant may hang the guest: bound its boot well below make run's default.
+TIMEOUT = 240
+
 _KILLS = re.compile(r'^Kills:\s*(.+)$', re.M)
 
 

@@ -157,9 +157,15 @@ def apply_patches(tree: str, patches: Iterable[str], what: str) -> None:
 			git(tree, 'am', '--abort', check=False)
 			git(tree, 'reset', '-q', '--hard')
 			raise UserError(f'{what} patch {os.path.basename(patch)} does not apply '
-					f'({patch}):\n{rejected_hunk(tree, patch)}\n'
-					'  rebase it onto linux-source-6.1 with the series applied '
-					'(see README "Adding a test next to a fix")')
+					f'({patch}):\n{rejected_hunk(tree, patch)}\n  ' + _HOW_TO_FIX.get(
+						what, 'rebase it onto pristine linux-source-6.1 or the '
+						'prepared tree (README: "Adding a test case next to a fix")'))
+
+
+_HOW_TO_FIX = {
+	'series': 'refresh it against linux-source-6.1 plus the patches before it in '
+		  'patches/series (git am them in a pristine tree, fix, git format-patch)',
+}
 
 
 def _git_env() -> dict:
