@@ -37,7 +37,9 @@ def expected_version() -> str:
 
 
 def version_dir() -> str:
-	return os.path.join(cache_dir(), expected_version())
+	"""Per Debian version, so trying another one never wipes the tested tree."""
+	return os.path.join(cache_dir(), os.environ.get('KUNIT_RCU_ALLOW_VERSION') or
+			    expected_version())
 
 
 def tree_dir() -> str:
@@ -56,10 +58,12 @@ def build_dir(arch: str, config: str, extra: bool) -> str:
 	"""kunit.py's build dir for a run.
 
 	The default x86_64 run builds in the prepared tree's .kunit, kunit.py's
-	own default: a plain "kunit.py run --arch=x86_64" there is incremental.
+	own default, and the default arm64 run in .kunit-arm64: a plain
+	"kunit.py run --arch=x86_64" there (or, for arm64, with
+	--build_dir=.kunit-arm64) reuses make run's build.
 	"""
-	if (arch, config, extra) == ('x86_64', 'default', False):
-		return os.path.join(tree_dir(), '.kunit')
+	if not extra and config == 'default':
+		return os.path.join(tree_dir(), '.kunit' if arch == 'x86_64' else '.kunit-' + arch)
 	name = f'{arch}-{config}' + ('-extra' if extra else '')
 	return os.path.join(version_dir(), 'build', name)
 

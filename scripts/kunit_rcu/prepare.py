@@ -15,8 +15,8 @@ import shutil
 from typing import Iterable, List, Tuple
 
 from . import packages
-from .common import (OVERLAY_DIRS, REPO, TARBALL, UserError, apply_dir, git, log,
-		     run, scratch_dir, tree_dir, version_dir)
+from .common import (ARCHES, OVERLAY_DIRS, REPO, TARBALL, UserError, apply_dir, build_dir,
+		     git, log, run, scratch_dir, tree_dir, version_dir)
 
 STAMP_FORMAT = '4'
 
@@ -215,7 +215,7 @@ def prepare(force: bool = False) -> str:
 	head = git(src, 'rev-parse', 'HEAD').strip()
 	dirty = git(src, 'status', '--porcelain', '--untracked-files=no').strip()
 	if old and old[0] == digest and old[1] == head and not dirty:
-		_write_default_kunitconfig(src)
+		_write_default_kunitconfig()
 		log(f'tree is up to date: {src} ({head[:12]})')
 		return head
 	if (dirty or (old and old[1] != head)) and not force:
@@ -227,21 +227,26 @@ def prepare(force: bool = False) -> str:
 	new = _compose(version)
 	git(src, 'reset', '-q', '--hard')
 	git(src, 'checkout', '-q', '-B', 'kunit-rcu', new)
-	_write_default_kunitconfig(src)
+	_write_default_kunitconfig()
 	_write(stamp, f'{digest} {new}')
 	log(f'prepared {src}: pristine + {len(series_patches())} patches + overlay ({new[:12]})')
 	return new
 
 
-def _write_default_kunitconfig(src: str) -> None:
-	# Plain "kunit.py run" uses <build_dir>/.kunitconfig, default build dir .kunit.
-	dst = os.path.join(src, '.kunit', '.kunitconfig')
-	os.makedirs(os.path.dirname(dst), exist_ok=True)
+def _write_default_kunitconfig() -> None:
+	"""Plain kunit.py uses <build_dir>/.kunitconfig: seed make run's default build dirs.
+
+	Without it, kunit.py would copy its own default.config (all tests)
+	there and reconfigure the build dir that make run shares.
+	"""
 	with open(kunitconfig_path()) as f:
 		want = f.read()
-	if _read(dst) != want.strip():
-		with open(dst, 'w') as f:
-			f.write(want)
+	for arch in ARCHES:
+		dst = os.path.join(build_dir(arch, 'default', False), '.kunitconfig')
+		os.makedirs(os.path.dirname(dst), exist_ok=True)
+		if _read(dst) != want.strip():
+			with open(dst, 'w') as f:
+				f.write(want)
 
 
 def prepare_scratch(extra: List[str]) -> str:
