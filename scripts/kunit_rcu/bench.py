@@ -43,7 +43,8 @@ def main(args) -> int:
 	tree = tree_dir()
 	bare_dir = os.path.join(version_dir(), 'build', f'bench-bare-{arch}')
 	ours_dir = build_dir(arch, config, False)
-	env = kbuild._env()
+	env = dict(os.environ, KUNIT_RCU_NO_CCACHE='1')
+	env = dict(kbuild._env_from(env))  # bare kunit.py: no ccache, no make variables
 	bare = ['python3', 'tools/testing/kunit/kunit.py', 'run',
 		*kbuild.kunit_args(arch, config, bare_dir), '--jobs=' + str(os.cpu_count() or 2)]
 	ours = ['make', '-C', REPO, 'run', 'ARCH=' + arch, 'CONFIG=' + config]
@@ -51,7 +52,7 @@ def main(args) -> int:
 	with open(repo_file) as f:
 		original = f.read()
 	with tempfile.TemporaryDirectory() as ccache:
-		cold_env = dict(env, CCACHE_DIR=ccache)
+		cold_env = dict(os.environ, CCACHE_DIR=ccache)
 		try:
 			shutil.rmtree(bare_dir, ignore_errors=True)
 			bare_cold = _timed(bare, tree, env)

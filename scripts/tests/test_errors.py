@@ -90,6 +90,24 @@ class BuildTest(unittest.TestCase):
 		self.assertNotIn('ARCH', env)
 
 
+class LayoutTest(unittest.TestCase):
+	def test_default_build_dirs_are_shared_with_plain_kunit_py(self):
+		tree = common.tree_dir()
+		self.assertEqual(common.build_dir('x86_64', 'default', False), os.path.join(tree, '.kunit'))
+		self.assertEqual(common.build_dir('arm64', 'default', False),
+				 os.path.join(tree, '.kunit-arm64'))
+		others = {common.build_dir('x86_64', 'default', True),
+			  common.build_dir('arm64', 'default', True),
+			  common.build_dir('x86_64', 'debug', False)}
+		self.assertEqual(len(others), 3)
+		self.assertFalse(any(d.startswith(tree) for d in others))
+
+	def test_allowed_version_gets_its_own_cache(self):
+		with mock.patch.dict(os.environ, {'KUNIT_RCU_ALLOW_VERSION': '6.1.190-1'}):
+			self.assertTrue(common.version_dir().endswith('/6.1.190-1'))
+		self.assertTrue(common.version_dir().endswith('/' + common.expected_version()))
+
+
 class MutantJudgeTest(unittest.TestCase):
 	def out(self, ok=False, failed=(), splats=(), reasons=('x',)):
 		return run.RunOutcome(ok=ok, failed_cases=list(failed), splat_kinds=list(splats),
