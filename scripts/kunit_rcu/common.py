@@ -3,7 +3,6 @@
 
 import os
 import subprocess
-import sys
 import time
 from typing import List, Optional, Sequence
 
@@ -121,13 +120,11 @@ def log(msg: str) -> None:
 
 
 def run(cmd: Sequence[str], cwd: Optional[str] = None, check: bool = True,
-	env: Optional[dict] = None, quiet: bool = True) -> subprocess.CompletedProcess:
+	env: Optional[dict] = None) -> subprocess.CompletedProcess:
 	"""Runs cmd; returns its output; raises with the output if check fails."""
 	proc = subprocess.run(list(cmd), cwd=cwd, env=env, text=True,
 			      errors='backslashreplace', stdout=subprocess.PIPE,
 			      stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-	if not quiet and proc.stdout:
-		sys.stdout.write(proc.stdout)
 	if check and proc.returncode != 0:
 		raise subprocess.CalledProcessError(proc.returncode, list(cmd), proc.stdout)
 	return proc

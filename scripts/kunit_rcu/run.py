@@ -8,7 +8,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
-from . import kbuild, ktap, packages, prepare, report, sources, verdict
+from . import kbuild, packages, prepare, report, sources, verdict
 from .common import (UserError, build_dir, check_arch, config_fragment, expected_version,
 		     git, log, results_dir, scratch_dir, tree_dir, Stage)
 
@@ -35,17 +35,14 @@ def _meta(arch: str, config: str, extra: List[str]) -> dict:
 
 def run(arch: str = 'x86_64', config: str = 'default', extra: Optional[List[str]] = None,
 	timeout: int = kbuild.DEFAULT_TIMEOUT, install: bool = True) -> RunOutcome:
-	"""One full run; never raises UserError: failures land in results.json."""
+	"""One full run. Bad ARCH or CONFIG raise UserError; later failures land in results.json."""
 	extra = [os.path.abspath(p) for p in (extra or [])]
 	timings: Dict[str, float] = {}
 	outdir = results_dir(arch, config, bool(extra))
 	meta = _meta(arch, config, extra)
 	meta['timings'] = timings
-	try:
-		check_arch(arch)
-		config_fragment(config)
-	except UserError:
-		raise  # bad arguments: nothing to record
+	check_arch(arch)  # bad arguments: raise before anything is recorded
+	config_fragment(config)
 	shutil.rmtree(outdir, ignore_errors=True)
 	os.makedirs(outdir)
 	log(f'run ARCH={arch} CONFIG={config}' + (f' EXTRA_PATCHES={" ".join(extra)}' if extra else ''))
