@@ -24,6 +24,9 @@
 /* How long a reader is held while checking that a grace period waits. */
 #define RCU_KUNIT_HOLD_MS		200
 
+/* Bound on a grace period reaching a reader that holds it up. */
+#define RCU_KUNIT_REACH_MS		5000
+
 /* Bound on a grace period that nothing holds up. */
 #define RCU_KUNIT_GP_TIMEOUT_MS		20000
 
@@ -68,6 +71,22 @@ static bool rcu_kunit_full_done(void *arg)
 	       poll_state_synchronize_rcu_full(&rgos[1]);
 }
 
+/*
+ * The expedited grace period of cookie @arg is over, or has reached the
+ * current reader: preemptible RCU marked it (->rcu_read_unlock_special)
+ * as holding up an expedited grace period or as preempted.
+ */
+static bool rcu_kunit_gp_reached_reader(void *arg)
+{
+#ifdef CONFIG_PREEMPT_RCU
+	union rcu_special special = { .s = READ_ONCE(current->rcu_read_unlock_special.s) };
+
+	if (special.b.exp_hint || special.b.blocked)
+		return true;
+#endif
+	return rcu_kunit_cookie_done(arg);
+}
+
 /* Sleeps (outside any reader) until @cookie completes or @ms pass. */
 static bool rcu_kunit_wait_gp(unsigned long cookie, unsigned int ms)
 {
@@ -110,9 +129,13 @@ static void rcu_read_lock_nesting(struct kunit *test)
 		rcu_read_lock();
 		depth_in[i] = rcu_kunit_reader_depth();
 	}
-	/* Let the grace period reach this reader (IPI, deferred QS request). */
+	/*
+	 * Let the grace period reach this reader (IPI, deferred QS request),
+	 * so that the inner unlocks below have special processing to run.
+	 */
 	cookie = start_poll_synchronize_rcu_expedited();
-	done_nested = rcu_kunit_spin_until(rcu_kunit_cookie_done, &cookie, RCU_KUNIT_HOLD_MS);
+	rcu_kunit_spin_until(rcu_kunit_gp_reached_reader, &cookie, RCU_KUNIT_REACH_MS);
+	done_nested = poll_state_synchronize_rcu(cookie);
 	for (i = RCU_KUNIT_NEST_DEPTH; i > 1; i--) {
 		rcu_read_unlock();
 		depth_out[i - 1] = rcu_kunit_reader_depth();
