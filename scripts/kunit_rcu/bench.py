@@ -43,8 +43,8 @@ def main(args) -> int:
 	tree = tree_dir()
 	bare_dir = os.path.join(version_dir(), 'build', f'bench-bare-{arch}')
 	ours_dir = build_dir(arch, config, False)
-	env = dict(os.environ, KUNIT_RCU_NO_CCACHE='1')
-	env = dict(kbuild._env_from(env))  # bare kunit.py: no ccache, no make variables
+	# bare kunit.py: no ccache, no make variables
+	env = kbuild.build_env(dict(os.environ, KUNIT_RCU_NO_CCACHE='1'))
 	bare = ['python3', 'tools/testing/kunit/kunit.py', 'run',
 		*kbuild.kunit_args(arch, config, bare_dir), '--jobs=' + str(os.cpu_count() or 2)]
 	ours = ['make', '-C', REPO, 'run', 'ARCH=' + arch, 'CONFIG=' + config]

@@ -28,9 +28,14 @@ def run_counts(out: run.RunOutcome) -> Tuple[int, int, int]:
 		c['skipped'])
 
 
-def cmd_prepare(args) -> int:
+def _prepared(args) -> str:
+	"""Installs what is missing and prepares the tree; returns its HEAD."""
 	packages.ensure_packages()
-	head = prepare.prepare(force=args.force)
+	return prepare.prepare(force=args.force)
+
+
+def cmd_prepare(args) -> int:
+	head = _prepared(args)
 	log(f'prepared tree: {prepare.tree_dir()} at {head[:12]}')
 	log(f'  cd {prepare.tree_dir()} && ./tools/testing/kunit/kunit.py run --arch=x86_64')
 	return 0
@@ -77,8 +82,7 @@ def cmd_check(args) -> int:
 	log('[check] tooling unit tests')
 	add('tooling unit tests', selftest())
 	log('[check] prepare, series round trip, checkpatch --strict')
-	packages.ensure_packages()
-	prepare.prepare(force=args.force)
+	_prepared(args)
 	add('series and checkpatch', series.check())
 	for arch in _split(args.arch):
 		log(f'[check] make run ARCH={arch}')
@@ -101,8 +105,7 @@ def cmd_mutants(args) -> int:
 
 
 def cmd_series(args) -> int:
-	packages.ensure_packages()
-	prepare.prepare(force=args.force)
+	_prepared(args)
 	files = series.export(os.path.abspath(args.out))
 	for f in files:
 		print(f)

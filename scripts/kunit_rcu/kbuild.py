@@ -50,13 +50,9 @@ def ccache_shims() -> str:
 	return shims
 
 
-def _env() -> dict:
-	return _env_from(os.environ)
-
-
-def _env_from(base) -> dict:
-	"""base, less make's variables, with ccache shims first in PATH (unless disabled)."""
-	env = dict(base)
+def build_env(base=None) -> dict:
+	"""base (default: the environment), less make's variables, with ccache shims first in PATH (unless disabled)."""
+	env = dict(os.environ if base is None else base)
 	if not env.get('KUNIT_RCU_NO_CCACHE'):
 		env['PATH'] = ccache_shims() + os.pathsep + env.get('PATH', '')
 	# make run ARCH=... must not leak into the kernel's make through MAKEFLAGS.
@@ -112,7 +108,7 @@ def build(tree: str, arch: str, config: str, build: str, log_path: str,
 	log('$ ' + ' '.join(cmd))
 	start = time.monotonic()
 	with open(log_path, 'w') as out:
-		proc = subprocess.Popen(cmd, cwd=tree, env=_env(), stdout=out,
+		proc = subprocess.Popen(cmd, cwd=tree, env=build_env(), stdout=out,
 					stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
 		while True:
 			try:
@@ -154,7 +150,7 @@ def boot(tree: str, arch: str, config: str, build: str, console_path: str,
 	start = time.monotonic()
 	timed_out = False
 	with open(console_path, 'w') as out:
-		proc = subprocess.Popen(cmd, cwd=tree, env=_env(), stdout=out,
+		proc = subprocess.Popen(cmd, cwd=tree, env=build_env(), stdout=out,
 					stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
 					start_new_session=True)
 		try:

@@ -114,7 +114,7 @@ def _extract_pristine(version: str) -> None:
 	_write(os.path.join(top, 'stamps', 'pristine'), version)
 
 
-def _ensure_worktree(path: str) -> None:
+def ensure_worktree(path: str) -> None:
 	if os.path.isfile(os.path.join(path, '.git')):
 		return
 	shutil.rmtree(path, ignore_errors=True)
@@ -123,7 +123,7 @@ def _ensure_worktree(path: str) -> None:
 	git(tree_dir(), 'worktree', 'add', '-q', '--detach', path, 'pristine')
 
 
-def _reset_worktree(path: str, commit: str) -> None:
+def reset_worktree(path: str, commit: str) -> None:
 	git(path, 'am', '--abort', check=False)
 	git(path, 'reset', '-q', '--hard')
 	git(path, 'checkout', '-q', '--detach', commit)
@@ -176,8 +176,8 @@ def _git_env() -> dict:
 def _compose(version: str) -> str:
 	"""Builds series + overlay commits in apply/; returns the final commit."""
 	path = apply_dir()
-	_ensure_worktree(path)
-	_reset_worktree(path, 'pristine')
+	ensure_worktree(path)
+	reset_worktree(path, 'pristine')
 	apply_patches(path, series_patches(), 'series')
 	files = overlay_files()
 	for rel in files:
@@ -253,8 +253,8 @@ def prepare_scratch(extra: List[str]) -> str:
 	"""Checks the prepared tree out in scratch/ and applies the extra patches."""
 	head = git(tree_dir(), 'rev-parse', 'HEAD').strip()
 	path = scratch_dir()
-	_ensure_worktree(path)
-	_reset_worktree(path, head)
+	ensure_worktree(path)
+	reset_worktree(path, head)
 	apply_patches(path, extra, 'EXTRA_PATCHES')
 	log(f'scratch tree {path}: prepared tree + {len(extra)} extra patch(es)')
 	return git(path, 'rev-parse', 'HEAD').strip()

@@ -11,7 +11,7 @@ import tempfile
 from typing import List, Tuple
 
 from .common import apply_dir, git, log, run, tree_dir
-from .prepare import _ensure_worktree, _reset_worktree, apply_patches, series_patches
+from .prepare import ensure_worktree, reset_worktree, apply_patches, series_patches
 
 
 def export(outdir: str) -> List[str]:
@@ -25,8 +25,8 @@ def export(outdir: str) -> List[str]:
 def verify_round_trip(patches: List[str]) -> Tuple[bool, str]:
 	"""git am the exported patches onto pristine; the tree must match src/."""
 	path = apply_dir()
-	_ensure_worktree(path)
-	_reset_worktree(path, 'pristine')
+	ensure_worktree(path)
+	reset_worktree(path, 'pristine')
 	apply_patches(path, patches, 'exported')
 	got = git(path, 'rev-parse', 'HEAD^{tree}').strip()
 	want = git(tree_dir(), 'rev-parse', 'HEAD^{tree}').strip()

@@ -85,7 +85,7 @@ class BuildTest(unittest.TestCase):
 
 	def test_make_variables_do_not_leak_into_the_kernel_build(self):
 		with mock.patch.dict(os.environ, {'MAKEFLAGS': ' -- ARCH=arm64', 'ARCH': 'arm64'}):
-			env = kbuild._env()
+			env = kbuild.build_env()
 		self.assertNotIn('MAKEFLAGS', env)
 		self.assertNotIn('ARCH', env)
 
