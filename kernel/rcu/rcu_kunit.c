@@ -18,49 +18,8 @@
 #include <linux/rcupdate.h>
 #include <linux/sched.h>
 
-/* Nesting depth of the reader-nesting case. */
-#define RCU_KUNIT_NEST_DEPTH		4
-
-/* How long a reader is held while checking that a grace period waits. */
-#define RCU_KUNIT_HOLD_MS		200
-
-/* Bound on a grace period reaching a reader that holds it up. */
-#define RCU_KUNIT_REACH_MS		5000
-
-/* Bound on a grace period that nothing holds up. */
-#define RCU_KUNIT_GP_TIMEOUT_MS		20000
-
-/*
- * Reader depth as the implementation tracks it: ->rcu_read_lock_nesting
- * for preemptible RCU, the preemption count otherwise.
- */
-static int rcu_kunit_reader_depth(void)
-{
-	if (IS_ENABLED(CONFIG_PREEMPT_RCU))
-		return rcu_preempt_depth();
-	return preempt_count() & PREEMPT_MASK;
-}
-
-/*
- * Spins up to @ms without leaving the caller's RCU reader (if any);
- * returns true as soon as @done(@arg) does.
- */
-static bool rcu_kunit_spin_until(bool (*done)(void *arg), void *arg, unsigned int ms)
-{
-	unsigned long end = jiffies + msecs_to_jiffies(ms);
-
-	do {
-		if (done(arg))
-			return true;
-		cpu_relax();
-	} while (time_before(jiffies, end));
-	return done(arg);
-}
-
-static bool rcu_kunit_cookie_done(void *arg)
-{
-	return poll_state_synchronize_rcu(*(unsigned long *)arg);
-}
+#include "kunit_rcu.h"
+#include "rcu.h"
 
 /* Either of two full states complete. */
 static bool rcu_kunit_full_done(void *arg)
@@ -72,97 +31,17 @@ static bool rcu_kunit_full_done(void *arg)
 }
 
 /*
- * The expedited grace period of cookie @arg is over, or has reached the
- * current reader: preemptible RCU marked it (->rcu_read_unlock_special)
- * as holding up an expedited grace period or as preempted.
- */
-static bool rcu_kunit_gp_reached_reader(void *arg)
-{
-#ifdef CONFIG_PREEMPT_RCU
-	union rcu_special special = { .s = READ_ONCE(current->rcu_read_unlock_special.s) };
-
-	if (special.b.exp_hint || special.b.blocked)
-		return true;
-#endif
-	return rcu_kunit_cookie_done(arg);
-}
-
-/* Sleeps (outside any reader) until @cookie completes or @ms pass. */
-static bool rcu_kunit_wait_gp(unsigned long cookie, unsigned int ms)
-{
-	unsigned long end = jiffies + msecs_to_jiffies(ms);
-
-	while (!poll_state_synchronize_rcu(cookie)) {
-		if (time_after(jiffies, end))
-			return false;
-		usleep_range(1000, 2000);
-	}
-	return true;
-}
-
-/*
- * Covers: SCH-1
- *
- * Nested rcu_read_lock() calls are counted one by one, and only the
- * outermost rcu_read_unlock() ends the reader: a grace period started
- * inside the nest cannot complete before it, however many inner
- * unlocks (each a chance to run the unlock special processing) come
- * first.  6.1 counts in current->rcu_read_lock_nesting (no negative
- * "unlocking" value any more); without preemptible RCU the count is
- * the preemption count.
- */
-static void rcu_read_lock_nesting(struct kunit *test)
-{
-	int depth_in[RCU_KUNIT_NEST_DEPTH + 1];
-	int depth_out[RCU_KUNIT_NEST_DEPTH + 1];
-	bool done_nested, done_outer;
-	unsigned long cookie;
-	int base, i;
-
-	if (!IS_ENABLED(CONFIG_PREEMPT_RCU) && !IS_ENABLED(CONFIG_PREEMPT_COUNT))
-		kunit_skip(test, "no reader depth to observe without PREEMPT_RCU or PREEMPT_COUNT");
-
-	base = rcu_kunit_reader_depth();
-	KUNIT_ASSERT_EQ_MSG(test, base, 0, "test thread already inside a reader");
-
-	for (i = 1; i <= RCU_KUNIT_NEST_DEPTH; i++) {
-		rcu_read_lock();
-		depth_in[i] = rcu_kunit_reader_depth();
-	}
-	/*
-	 * Let the grace period reach this reader (IPI, deferred QS request),
-	 * so that the inner unlocks below have special processing to run.
-	 */
-	cookie = start_poll_synchronize_rcu_expedited();
-	rcu_kunit_spin_until(rcu_kunit_gp_reached_reader, &cookie, RCU_KUNIT_REACH_MS);
-	done_nested = poll_state_synchronize_rcu(cookie);
-	for (i = RCU_KUNIT_NEST_DEPTH; i > 1; i--) {
-		rcu_read_unlock();
-		depth_out[i - 1] = rcu_kunit_reader_depth();
-	}
-	/* Depth 1 is left: the outermost reader is still running. */
-	done_outer = rcu_kunit_spin_until(rcu_kunit_cookie_done, &cookie, RCU_KUNIT_HOLD_MS);
-	rcu_read_unlock();
-	depth_out[0] = rcu_kunit_reader_depth();
-
-	for (i = 1; i <= RCU_KUNIT_NEST_DEPTH; i++)
-		KUNIT_EXPECT_EQ_MSG(test, depth_in[i], i, "depth after lock number %d", i);
-	for (i = 0; i < RCU_KUNIT_NEST_DEPTH; i++)
-		KUNIT_EXPECT_EQ_MSG(test, depth_out[i], i, "depth after unlock down to %d", i);
-	KUNIT_EXPECT_FALSE_MSG(test, done_nested,
-			       "grace period ended inside %d nested readers", RCU_KUNIT_NEST_DEPTH);
-	KUNIT_EXPECT_FALSE_MSG(test, done_outer,
-			       "grace period ended after the inner unlocks, before the outermost");
-	KUNIT_EXPECT_TRUE_MSG(test, rcu_kunit_wait_gp(cookie, RCU_KUNIT_GP_TIMEOUT_MS),
-			      "grace period did not end after the outermost unlock");
-}
-
-/*
  * Covers: POLL-1
  *
  * get_state_synchronize_rcu() taken inside a reader cannot read as
  * complete while that reader runs, even with a grace period pushed;
- * after synchronize_rcu() it reads as complete.
+ * after a normal synchronize_rcu() it reads as complete.
+ *
+ * In 6.1 the unsigned long cookies follow normal grace periods only: a
+ * synchronize_rcu() that boot-time expediting turns into an expedited
+ * grace period need not complete them (measured: CONFIG=nopreempt read
+ * false in 2 of 5 boots).  The _full variants follow both, see
+ * rcu_poll_full().  So the normal grace period is asked for here.
  */
 static void rcu_poll_get_state(struct kunit *test)
 {
@@ -172,14 +51,16 @@ static void rcu_poll_get_state(struct kunit *test)
 	rcu_read_lock();
 	cookie = get_state_synchronize_rcu();
 	start_poll_synchronize_rcu_expedited();
-	done_inside = rcu_kunit_spin_until(rcu_kunit_cookie_done, &cookie, RCU_KUNIT_HOLD_MS);
+	done_inside = kunit_rcu_spin_until(kunit_rcu_cookie_done, &cookie, KUNIT_RCU_HOLD_MS);
 	rcu_read_unlock();
 
 	KUNIT_EXPECT_FALSE_MSG(test, done_inside,
 			       "cookie completed while a reader older than it was running");
+	rcu_unexpedite_gp();
 	synchronize_rcu();
+	rcu_expedite_gp();
 	KUNIT_EXPECT_TRUE_MSG(test, poll_state_synchronize_rcu(cookie),
-			      "cookie not complete after synchronize_rcu()");
+			      "cookie not complete after a normal synchronize_rcu()");
 	cond_synchronize_rcu(cookie);	/* Must return at once; hangs are caught. */
 }
 
@@ -197,9 +78,10 @@ static void rcu_poll_start(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, poll_state_synchronize_rcu(done));
 	cookie = start_poll_synchronize_rcu();
 	KUNIT_EXPECT_FALSE(test, same_state_synchronize_rcu(cookie, done));
-	KUNIT_EXPECT_TRUE_MSG(test, rcu_kunit_wait_gp(cookie, RCU_KUNIT_GP_TIMEOUT_MS),
+	KUNIT_EXPECT_TRUE_MSG(test, kunit_rcu_wait_until(kunit_rcu_cookie_done, &cookie,
+							 KUNIT_RCU_GP_TIMEOUT_MS),
 			      "started grace period did not complete within %d ms",
-			      RCU_KUNIT_GP_TIMEOUT_MS);
+			      KUNIT_RCU_GP_TIMEOUT_MS);
 }
 
 /*
@@ -221,7 +103,7 @@ static void rcu_poll_full(struct kunit *test)
 	rcu_read_lock();
 	get_state_synchronize_rcu_full(norm);
 	start_poll_synchronize_rcu_expedited_full(exp);
-	done_inside = rcu_kunit_spin_until(rcu_kunit_full_done, rgos, RCU_KUNIT_HOLD_MS);
+	done_inside = kunit_rcu_spin_until(rcu_kunit_full_done, rgos, KUNIT_RCU_HOLD_MS);
 	rcu_read_unlock();
 
 	KUNIT_EXPECT_FALSE_MSG(test, done_inside,
@@ -237,7 +119,6 @@ static void rcu_poll_full(struct kunit *test)
 }
 
 static struct kunit_case rcu_core_cases[] = {
-	KUNIT_CASE(rcu_read_lock_nesting),
 	KUNIT_CASE(rcu_poll_get_state),
 	KUNIT_CASE(rcu_poll_start),
 	KUNIT_CASE(rcu_poll_full),

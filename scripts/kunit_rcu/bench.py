@@ -14,8 +14,8 @@ import tempfile
 import time
 from typing import List
 
-from . import kbuild, prepare
-from .common import REPO, build_dir, log, tree_dir, version_dir
+from . import kbuild, locks, prepare
+from .common import REPO, build_dir, load_config, log, tree_dir
 
 TEST_FILE = 'kernel/rcu/rcu_kunit.c'
 
@@ -39,34 +39,45 @@ def _append(path: str, text: str) -> None:
 
 def main(args) -> int:
 	arch, config = args.arch.split()[0], args.config
+	cfg = load_config(config)
+	cfg.check_arch(arch)
 	prepare.prepare()
 	tree = tree_dir()
-	bare_dir = os.path.join(version_dir(), 'build', f'bench-bare-{arch}')
+	# In the tree like make run's build dirs (git ignores .kunit*), so
+	# both sides see the same relative paths.
+	bare_dir = os.path.join(tree, f'.kunit-bench-bare-{arch}')
 	ours_dir = build_dir(arch, config, False)
 	# bare kunit.py: no ccache, no make variables
 	env = kbuild.build_env(dict(os.environ, KUNIT_RCU_NO_CCACHE='1'))
 	bare = ['python3', 'tools/testing/kunit/kunit.py', 'run',
-		*kbuild.kunit_args(arch, config, bare_dir), '--jobs=' + str(os.cpu_count() or 2)]
+		*kbuild.kunit_args(arch, cfg, bare_dir), *kbuild.boot_args(arch, cfg),
+		'--jobs=' + str(os.cpu_count() or 2)]
 	ours = ['make', '-C', REPO, 'run', 'ARCH=' + arch, 'CONFIG=' + config]
 	repo_file = os.path.join(REPO, TEST_FILE)
 	with open(repo_file) as f:
 		original = f.read()
+	# The bare runs take the locks a make run in src/ takes (build dir, then
+	# tree); none is held while make run itself runs.
 	with tempfile.TemporaryDirectory() as ccache:
 		cold_env = dict(os.environ, CCACHE_DIR=ccache)
 		try:
-			shutil.rmtree(bare_dir, ignore_errors=True)
-			bare_cold = _timed(bare, tree, env)
-			shutil.rmtree(ours_dir, ignore_errors=True)
+			with locks.build(bare_dir), locks.tree():
+				shutil.rmtree(bare_dir, ignore_errors=True)
+				bare_cold = _timed(bare, tree, env)
+			with locks.build(ours_dir), locks.tree():
+				shutil.rmtree(ours_dir, ignore_errors=True)
 			ours_cold = _timed(ours, REPO, cold_env)
 			_append(repo_file, '/* bench: warm edit */\n')
 			ours_warm = _timed(ours, REPO, cold_env)
-			_append(os.path.join(tree, TEST_FILE), '/* bench: bare warm edit */\n')
-			bare_warm = _timed(bare, tree, env)
+			with locks.build(bare_dir), locks.tree():
+				_append(os.path.join(tree, TEST_FILE), '/* bench: bare warm edit */\n')
+				bare_warm = _timed(bare, tree, env)
 		finally:
 			with open(repo_file, 'w') as f:
 				f.write(original)
-			subprocess.run(['git', '-C', tree, 'checkout', '-q', '--', TEST_FILE])
-			shutil.rmtree(bare_dir, ignore_errors=True)
+			with locks.build(bare_dir), locks.tree():
+				subprocess.run(['git', '-C', tree, 'checkout', '-q', '--', TEST_FILE])
+				shutil.rmtree(bare_dir, ignore_errors=True)
 	print(f'bench ARCH={arch} CONFIG={config} (seconds, one run each)')
 	print(f'  cold: make run {ours_cold:.1f}  bare kunit.py run {bare_cold:.1f}  '
 	      f'ratio {ours_cold / bare_cold:.2f} (target <= 1.15)')

@@ -5,12 +5,16 @@ import argparse
 import os
 import subprocess
 import sys
+import tempfile
 import time
 import unittest
-from typing import List, Sequence, Tuple
+from typing import List, Optional, Sequence, TextIO, Tuple
 
-from . import kbuild, matrix, mutants, packages, prepare, run, series
-from .common import REPO, UserError, log
+from . import kbuild, locks, matrix, mutants, packages, prepare, run, series
+from .common import REPO, UserError, config_names, load_config, log
+
+# make check's runs besides the default config on every arch: (ARCH, CONFIG).
+CHECK_CONFIG_RUNS = (('x86_64', 'nopreempt'),)
 
 
 def _split(value: str) -> List[str]:
@@ -41,9 +45,16 @@ def cmd_prepare(args) -> int:
 	return 0
 
 
+def _label(arch: str, config: str) -> str:
+	return f'KUnit ARCH={arch}' + ('' if config == 'default' else f' CONFIG={config}')
+
+
 def cmd_run(args) -> int:
 	total = [0, 0, 0]
 	ok = True
+	cfg = load_config(args.config)
+	for arch in _split(args.arch):
+		cfg.check_arch(arch)  # every ARCH before the first build
 	for arch in _split(args.arch):
 		out = run.run(arch, args.config, _split(args.extra), args.timeout)
 		for i, n in enumerate(run_counts(out)):
@@ -53,11 +64,82 @@ def cmd_run(args) -> int:
 	return 0 if ok else 1
 
 
+class _FdCapture:
+	"""Points fds 1 and 2 at a temporary file until stop(), which returns what landed there."""
+
+	def __init__(self) -> None:
+		_flush_std()
+		self.file = tempfile.TemporaryFile()
+		self.saved = [os.dup(1), os.dup(2)]
+		os.dup2(self.file.fileno(), 1)
+		os.dup2(self.file.fileno(), 2)
+
+	def stop(self) -> str:
+		_flush_std()
+		for fd, saved in zip((1, 2), self.saved):
+			os.dup2(saved, fd)
+			os.close(saved)
+		self.file.seek(0)
+		text = self.file.read().decode(errors='replace')
+		self.file.close()
+		return text
+
+
+def _flush_std() -> None:
+	for f in (sys.__stdout__, sys.__stderr__, sys.stdout, sys.stderr):
+		try:
+			f.flush()
+		except (AttributeError, ValueError, OSError):
+			pass
+
+
+class QuietResult(unittest.TextTestResult):
+	"""A test's output shows only if it fails.
+
+	The runner's buffer=True catches sys.stdout and sys.stderr; this also
+	catches fds 1 and 2 (subprocesses, sys.__stdout__) and adds what they
+	got to the failure's report.
+	"""
+
+	def startTest(self, test) -> None:
+		self._capture: Optional[_FdCapture] = _FdCapture()
+		self._bad_before = len(self.failures) + len(self.errors) + len(self.unexpectedSuccesses)
+		super().startTest(test)
+
+	def stopTest(self, test) -> None:
+		text = self._capture.stop() if self._capture else ''
+		self._capture = None
+		# buffer=True puts a failure's sys.stdout/sys.stderr in its report;
+		# do not also echo them to the stdout the test started with.
+		self._mirrorOutput = False
+		super().stopTest(test)
+		bad = len(self.failures) + len(self.errors) + len(self.unexpectedSuccesses)
+		if not text or bad == self._bad_before:
+			return
+		note = f'\nOutput on fds 1 and 2:\n{text}'
+		for reports in (self.failures, self.errors):
+			for i in range(len(reports) - 1, -1, -1):
+				if reports[i][0] is test:
+					reports[i] = (test, reports[i][1] + note)
+					return
+		self.stream.write(f'{test}:{note}\n')
+
+
+def run_quietly(suite: unittest.TestSuite, stream: TextIO) -> unittest.TestResult:
+	"""Runs suite; only failing tests' output reaches stream (which must not be fd 1 or 2)."""
+	runner = unittest.TextTestRunner(stream=stream, verbosity=1, buffer=True,
+					 resultclass=QuietResult)
+	return runner.run(suite)
+
+
 def selftest() -> Tuple[int, int, int]:
-	"""Unit tests of the tooling itself (scripts/tests)."""
+	"""Unit tests of the tooling itself (scripts/tests); quiet unless a test fails."""
 	suite = unittest.defaultTestLoader.discover(os.path.join(REPO, 'scripts', 'tests'),
 						     top_level_dir=os.path.join(REPO, 'scripts'))
-	result = unittest.TextTestRunner(verbosity=1, stream=sys.stdout).run(suite)
+	_flush_std()
+	# The runner writes to a duplicate of stdout: fd 1 itself is captured per test.
+	with os.fdopen(os.dup(sys.stdout.fileno()), 'w', buffering=1) as stream:
+		result = run_quietly(suite, stream)
 	failed = len(result.failures) + len(result.errors) + len(result.unexpectedSuccesses)
 	skipped = len(result.skipped)
 	return result.testsRun - failed - skipped, failed, skipped
@@ -77,20 +159,30 @@ def cmd_check(args) -> int:
 	def add(name: str, counts: Sequence[int]) -> None:
 		for i, n in enumerate(counts):
 			total[i] += n
-		lines.append(f'  {name:<28} {_closing(*counts)}')
+		lines.append(f'  {name:<36} {_closing(*counts)}')
 
 	log('[check] tooling unit tests')
 	add('tooling unit tests', selftest())
 	log('[check] prepare, series round trip, checkpatch --strict')
-	_prepared(args)
-	add('series and checkpatch', series.check())
+	with locks.tree():  # series.check uses src/ and apply/
+		_prepared(args)
+		add('series and checkpatch', series.check())
+	done = set()
 	for arch in _split(args.arch):
-		log(f'[check] make run ARCH={arch}')
+		log(f'[check] make run ARCH={arch}' + ('' if args.config == 'default'
+						      else f' CONFIG={args.config}'))
 		out = run.run(arch, args.config, [], args.timeout)
-		add(f'KUnit ARCH={arch}', run_counts(out))
+		add(_label(arch, args.config), run_counts(out))
+		done.add((arch, args.config))
+	for arch, config in CHECK_CONFIG_RUNS:
+		if (arch, config) not in done:
+			log(f'[check] make run ARCH={arch} CONFIG={config}')
+			add(_label(arch, config), run_counts(run.run(arch, config, [], args.timeout)))
+	log('[check] traceability matrix (docs/matrix.md against these results)')
+	add('traceability matrix', matrix.check(args.config))
 	if not args.no_mutants:
-		log('[check] mutation harness (ARCH=x86_64)')
-		add('mutants killed', mutants.run_all('x86_64', args.config,
+		log('[check] mutation harness (each mutant on its arches)')
+		add('mutants killed', mutants.run_all(args.config,
 						      min(args.timeout, mutants.TIMEOUT)))
 	log(f'[check] summary ({time.monotonic() - start:.0f}s):')
 	print('\n'.join(lines))
@@ -98,15 +190,41 @@ def cmd_check(args) -> int:
 	return 0 if total[1] == 0 else 1
 
 
+def cmd_check_configs(args) -> int:
+	"""make check-configs: every configs/*.config on every arch it applies to."""
+	runs = [(arch, name) for name in config_names() for arch in load_config(name).arches]
+	total = [0, 0, 0]
+	lines = []
+	for arch, config in runs:
+		log(f'[check-configs] make run ARCH={arch} CONFIG={config}')
+		counts = run_counts(run.run(arch, config, [], args.timeout))
+		for i, n in enumerate(counts):
+			total[i] += n
+		lines.append(f'  {f"ARCH={arch} CONFIG={config}":<36} {_closing(*counts)}')
+	for name in config_names():
+		if name != 'default' and any(mutants.mutant_config(p) == name
+					     for p in mutants.mutant_files()):
+			log(f'[check-configs] mutants of CONFIG={name}')
+			counts = mutants.run_all(name, min(args.timeout, mutants.TIMEOUT))
+			for i, n in enumerate(counts):
+				total[i] += n
+			lines.append(f'  {f"mutants CONFIG={name}":<36} {_closing(*counts)}')
+	log('[check-configs] summary:')
+	print('\n'.join(lines))
+	print(_closing(*total))
+	return 0 if total[1] == 0 else 1
+
+
 def cmd_mutants(args) -> int:
-	p, f, s = mutants.run_all('x86_64', args.config, args.timeout, _split(args.only))
+	p, f, s = mutants.run_all(args.config, args.timeout, _split(args.only))
 	print(_closing(p, f, s))
 	return 0 if f == 0 else 1
 
 
 def cmd_series(args) -> int:
-	_prepared(args)
-	files = series.export(os.path.abspath(args.out))
+	with locks.tree():
+		_prepared(args)
+		files = series.export(os.path.abspath(args.out))
 	for f in files:
 		print(f)
 	log(f'{len(files)} patches in {args.out}: git am them onto pristine linux-source-6.1')
@@ -146,6 +264,12 @@ def main(argv: Sequence[str]) -> int:
 	common(p, 'x86_64 arm64')
 	p.add_argument('--no-mutants', action='store_true')
 	p.set_defaults(func=cmd_check)
+	p = sub.add_parser('check-configs', help='every configs/*.config on every arch it applies to')
+	p.add_argument('--timeout', type=int, default=kbuild.DEFAULT_TIMEOUT,
+		       help='bound on one guest boot, seconds')
+	p.add_argument('--force', action='store_true',
+		       help='reset a prepared tree that has local changes')
+	p.set_defaults(func=cmd_check_configs)
 	p = sub.add_parser('selftest', help='unit tests of the tooling')
 	p.set_defaults(func=cmd_selftest)
 	p = sub.add_parser('mutants', help='every mutant must fail its named cases')

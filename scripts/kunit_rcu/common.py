@@ -1,10 +1,13 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Paths, settings and the error type shared by every kunit-rcu stage."""
+"""Paths, settings, configs (configs/<name>.config) and the error type shared by every kunit-rcu stage."""
 
 import os
+import re
+import shlex
 import subprocess
 import time
-from typing import List, Optional, Sequence
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Sequence, Tuple
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -54,17 +57,23 @@ def scratch_dir() -> str:
 
 
 def build_dir(arch: str, config: str, extra: bool) -> str:
-	"""kunit.py's build dir for a run.
+	"""kunit.py's build dir for a run: a direct child of the tree it builds.
 
-	The default x86_64 run builds in the prepared tree's .kunit, kunit.py's
-	own default, and the default arm64 run in .kunit-arm64: a plain
-	"kunit.py run --arch=x86_64" there (or, for arm64, with
-	--build_dir=.kunit-arm64) reuses make run's build.
+	In the prepared tree src/ (or, with EXTRA_PATCHES, in scratch/):
+	.kunit for x86_64 and .kunit-arm64 for arm64 with CONFIG=default,
+	.kunit-<arch>-<config> for any other config.  A plain
+	"kunit.py run --arch=x86_64" in src/ (or, for arm64, with
+	--build_dir=.kunit-arm64) reuses make run's build.  As a direct child,
+	kbuild's srctree is "..", so every path on a compiler command line is
+	relative and the same in src/ and scratch/: scratch builds hit the
+	ccache entries of the prepared tree's builds.
 	"""
-	if not extra and config == 'default':
-		return os.path.join(tree_dir(), '.kunit' if arch == 'x86_64' else '.kunit-' + arch)
-	name = f'{arch}-{config}' + ('-extra' if extra else '')
-	return os.path.join(version_dir(), 'build', name)
+	tree = scratch_dir() if extra else tree_dir()
+	if config == 'default':
+		name = '.kunit' if arch == 'x86_64' else '.kunit-' + arch
+	else:
+		name = f'.kunit-{arch}-{config}'
+	return os.path.join(tree, name)
 
 
 def results_dir(arch: str, config: str, extra: bool) -> str:
@@ -79,19 +88,142 @@ def check_arch(arch: str) -> None:
 				f'{", ".join(sorted(ARCHES))} (e.g. make run ARCH=arm64)')
 
 
+def configs_dir() -> str:
+	return os.path.join(REPO, 'configs')
+
+
+def config_names() -> List[str]:
+	"""The names of configs/*.config, sorted."""
+	return sorted(n[:-len('.config')] for n in os.listdir(configs_dir())
+		      if n.endswith('.config'))
+
+
+# A Kconfig line as kunit.py's kunit_config.py parses it.
+_KCONFIG_LINE = re.compile(r'^(CONFIG_\w+=(\S+|".*")|# CONFIG_\w+ is not set)$')
+# "# key: value" or "# key[arch]: value" in a comment line.
+_DIRECTIVE = re.compile(r'^#\s*([\w-]+)(?:\[([^\]]*)\])?:\s*(.*)$')
+# Comment keys that look like a misspelt directive (kernel_args, arch, ...).
+_LOOKS_LIKE_DIRECTIVE = re.compile(r'^(arch\w*|kernel[-_]\w*|qemu[-_]\w*)$')
+DIRECTIVES = ('arches', 'kernel-args', 'qemu-args')
+
+
+@dataclass
+class Config:
+	"""configs/<name>.config, resolved: what its builds and boots take.
+
+	kconfig: the Kconfig lines, passed as --kconfig_add on every arch;
+	kernel_args / qemu_args: per arch in arches, the general directive's
+	words followed by the arch-specific one's.
+	"""
+	name: str
+	path: str
+	kconfig: List[str] = field(default_factory=list)
+	arches: List[str] = field(default_factory=lambda: list(ARCHES))
+	kernel_args: Dict[str, List[str]] = field(default_factory=dict)
+	qemu_args: Dict[str, List[str]] = field(default_factory=dict)
+
+	def check_arch(self, arch: str) -> None:
+		"""Raises UserError unless the config applies to arch."""
+		check_arch(arch)
+		if arch not in self.arches:
+			raise UserError(f'CONFIG={self.name} does not apply to ARCH={arch}: '
+					f'configs/{self.name}.config says "# arches: '
+					f'{" ".join(self.arches)}"; run it with ARCH={self.arches[0]}'
+					' or add the arch to that line')
+
+	def kernel_args_for(self, arch: str) -> List[str]:
+		return list(self.kernel_args.get(arch, []))
+
+	def qemu_args_for(self, arch: str) -> List[str]:
+		return list(self.qemu_args.get(arch, []))
+
+
+def _unknown_config(name: str) -> UserError:
+	return UserError(f'unknown CONFIG "{name}": no configs/{name}.config; '
+			 f'use one of {", ".join(config_names())} or add that file')
+
+
+def _bad_line(path: str, lineno: int, line: str, why: str) -> UserError:
+	return UserError(f'{os.path.relpath(path, REPO)} line {lineno}: {why}: {line}')
+
+
+def parse_config(name: str, path: str, text: str) -> Config:
+	"""A Config from the text of configs/<name>.config (Kconfig lines, comment directives)."""
+	kconfig: List[str] = []
+	arches: Optional[List[str]] = None
+	# directive -> (lineno, arch or None, words), in file order
+	args: Dict[str, List[Tuple[int, Optional[str], List[str]]]] = {
+		'kernel-args': [], 'qemu-args': []}
+	for lineno, raw in enumerate(text.splitlines(), 1):
+		line = raw.strip()
+		if not line:
+			continue
+		if _KCONFIG_LINE.match(line):
+			kconfig.append(line)
+			continue
+		if not line.startswith('#'):
+			raise _bad_line(path, lineno, line, 'not a Kconfig line (write CONFIG_X=y '
+					'or "# CONFIG_X is not set")')
+		m = _DIRECTIVE.match(line)
+		if not m:
+			continue  # a comment
+		key, arch, value = m.group(1), m.group(2), m.group(3).strip()
+		if key not in DIRECTIVES:
+			if _LOOKS_LIKE_DIRECTIVE.match(key) or arch is not None:
+				raise _bad_line(path, lineno, line, f'unknown directive "{key}" (known: '
+						'arches, kernel-args[ARCH], qemu-args[ARCH])')
+			continue  # a comment with a colon in it
+		if arch is not None and arch not in ARCHES:
+			raise _bad_line(path, lineno, line, f'unknown ARCH "{arch}" '
+					f'(use one of {", ".join(sorted(ARCHES))})')
+		if key == 'arches':
+			if arch is not None or arches is not None:
+				raise _bad_line(path, lineno, line, 'one "# arches:" line, without [ARCH]')
+			arches = value.replace(',', ' ').split()
+			if not arches or any(a not in ARCHES for a in arches):
+				raise _bad_line(path, lineno, line, '"arches" must name some of '
+						+ ', '.join(sorted(ARCHES)))
+			continue
+		try:
+			# Kernel parameters are plain words; QEMU arguments shell words.
+			words = shlex.split(value) if key == 'qemu-args' else value.split()
+		except ValueError as e:
+			raise _bad_line(path, lineno, line, str(e))
+		args[key].append((lineno, arch, words))
+	applies = arches or list(ARCHES)
+	per_arch: Dict[str, Dict[str, List[str]]] = {}
+	for key, entries in args.items():
+		per_arch[key] = {a: [] for a in applies}
+		for lineno, arch, words in entries:
+			if arch is not None and arch not in applies:
+				raise UserError(f'{os.path.relpath(path, REPO)} line {lineno}: {key}[{arch}], '
+						f'but the config applies only to {" ".join(applies)} '
+						'(its "# arches:" line)')
+		# The general line's words first, then the arch's own.
+		for lineno, arch, words in sorted(entries, key=lambda e: e[1] is not None):
+			for a in ([arch] if arch else applies):
+				per_arch[key][a] += words
+	return Config(name=name, path=path, kconfig=kconfig, arches=applies,
+		      kernel_args=per_arch['kernel-args'], qemu_args=per_arch['qemu-args'])
+
+
+def load_config(name: str) -> Config:
+	"""configs/<name>.config as a Config; UserError for an unknown name or a bad line."""
+	path = os.path.join(configs_dir(), name + '.config')
+	if not re.fullmatch(r'[\w.+-]+', name or '') or not os.path.isfile(path):
+		raise _unknown_config(name)
+	with open(path) as f:
+		return parse_config(name, path, f.read())
+
+
 def config_fragment(config: str) -> str:
-	path = os.path.join(REPO, 'configs', config + '.config')
-	if not os.path.isfile(path):
-		names = sorted(n[:-len('.config')] for n in os.listdir(os.path.join(REPO, 'configs'))
-			       if n.endswith('.config'))
-		raise UserError(f'unknown CONFIG "{config}": no configs/{config}.config; '
-				f'use one of {", ".join(names)} or add that file')
-	return path
+	"""The path of configs/<config>.config (UserError if there is none)."""
+	return load_config(config).path
 
 
 def fragment_lines(config: str) -> List[str]:
-	with open(config_fragment(config)) as f:
-		return [l.strip() for l in f if l.strip() and not l.startswith('#')]
+	"""The Kconfig lines of configs/<config>.config."""
+	return load_config(config).kconfig
 
 
 class Stage:

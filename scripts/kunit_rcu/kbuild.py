@@ -4,12 +4,13 @@
 import hashlib
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import time
 from typing import List, Optional, Tuple
 
-from .common import ARCHES, UserError, cache_dir, fragment_lines, git, log
+from .common import ARCHES, Config, UserError, cache_dir, git, log, version_dir
 from .prepare import kunitconfig_path
 
 STAMP = '.kunit-rcu-built'
@@ -18,15 +19,29 @@ STAMP = '.kunit-rcu-built'
 DEFAULT_TIMEOUT = 600
 
 
-def kunit_args(arch: str, config: str, build: str) -> List[str]:
-	"""kunit.py arguments shared by build and exec."""
+def kunit_args(arch: str, config: Config, build: str) -> List[str]:
+	"""kunit.py arguments shared by build and exec: what the kernel is made of."""
 	args = ['--arch=' + arch, '--build_dir=' + build,
 		'--kunitconfig=' + kunitconfig_path()]
-	for line in fragment_lines(config):
+	for line in config.kconfig:
 		args.append('--kconfig_add=' + line)
 	cross = ARCHES[arch]['cross_compile']
 	if cross:
 		args.append('--cross_compile=' + cross)
+	return args
+
+
+def boot_args(arch: str, config: Config) -> List[str]:
+	"""kunit.py exec's extra arguments: the config's kernel parameters and QEMU arguments.
+
+	kunit.py appends each --kernel_args to the guest's command line and
+	shell-splits each --qemu_args after its fixed QEMU arguments; neither
+	changes the kernel image, so neither is in the build fingerprint.
+	"""
+	args = ['--kernel_args=' + a for a in config.kernel_args_for(arch)]
+	qemu = config.qemu_args_for(arch)
+	if qemu:
+		args.append('--qemu_args=' + shlex.join(qemu))
 	return args
 
 
@@ -50,8 +65,25 @@ def ccache_shims() -> str:
 	return shims
 
 
-def build_env(base=None) -> dict:
-	"""base (default: the environment), less make's variables, with ccache shims first in PATH (unless disabled)."""
+_DEBUG_INFO = re.compile(r'^CONFIG_DEBUG_INFO(?!_NONE)\w*=y$')
+
+
+def debug_info(config: Optional[Config]) -> bool:
+	"""Do the kunitconfig or the config's lines ask for debug info (-g)?"""
+	with open(kunitconfig_path()) as f:
+		lines = [l.strip() for l in f]
+	lines += config.kconfig if config else []
+	return any(_DEBUG_INFO.match(l) for l in lines)
+
+
+def build_env(base=None, config: Optional[Config] = None) -> dict:
+	"""base (default: the environment), less make's variables, with ccache shims first in PATH (unless disabled).
+
+	ccache gets base_dir = the version dir, so an absolute path under it
+	on a compiler command line is hashed relative to the compiler's cwd;
+	and, while there is no debug info, hash_dir off: a build in scratch/
+	then hits what the same build in src/ stored (see common.build_dir).
+	"""
 	env = dict(os.environ if base is None else base)
 	if not env.get('KUNIT_RCU_NO_CCACHE'):
 		env['PATH'] = ccache_shims() + os.pathsep + env.get('PATH', '')
@@ -64,15 +96,24 @@ def build_env(base=None) -> dict:
 	# hits are direct-mode hits either way.
 	env.setdefault('CCACHE_DEPEND', '1')
 	env.setdefault('CCACHE_MAXSIZE', '8G')
+	# Physical, like the absolute paths kbuild derives (abs_srctree, abs_objtree).
+	env.setdefault('CCACHE_BASEDIR', os.path.realpath(version_dir()))
+	if not debug_info(config):
+		# Without -g the cwd is in no object file; with it, keep ccache's default.
+		env.setdefault('CCACHE_NOHASHDIR', '1')
 	return env
 
 
-def build_fingerprint(tree: str, arch: str, config: str) -> str:
-	"""What a kernel image was built from: tree commit, config, arch."""
+def build_fingerprint(tree: str, arch: str, config: Config) -> str:
+	"""What a kernel image was built from: tree commit, arch, kunitconfig, the config's Kconfig lines.
+
+	Kernel and QEMU arguments only matter at boot: changing them does not
+	make a kernel stale.
+	"""
 	head = git(tree, 'rev-parse', 'HEAD').strip()
 	with open(kunitconfig_path()) as f:
 		kc = f.read()
-	frag = '\n'.join(fragment_lines(config))
+	frag = '\n'.join(config.kconfig)
 	return hashlib.sha256(f'{head}\n{arch}\n{kc}\n{frag}'.encode()).hexdigest()
 
 
@@ -94,7 +135,7 @@ def count_objects(build: str) -> int:
 	return sum(1 for _, _, files in os.walk(build) for f in files if f.endswith('.o'))
 
 
-def build(tree: str, arch: str, config: str, build: str, log_path: str,
+def build(tree: str, arch: str, config: Config, build: str, log_path: str,
 	  jobs: Optional[int] = None) -> None:
 	"""kunit.py build; raises UserError with the compiler errors on failure."""
 	os.makedirs(build, exist_ok=True)
@@ -108,7 +149,7 @@ def build(tree: str, arch: str, config: str, build: str, log_path: str,
 	log('$ ' + ' '.join(cmd))
 	start = time.monotonic()
 	with open(log_path, 'w') as out:
-		proc = subprocess.Popen(cmd, cwd=tree, env=build_env(), stdout=out,
+		proc = subprocess.Popen(cmd, cwd=tree, env=build_env(config=config), stdout=out,
 					stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
 		while True:
 			try:
@@ -120,14 +161,14 @@ def build(tree: str, arch: str, config: str, build: str, log_path: str,
 	with open(log_path, errors='replace') as f:
 		text = f.read()
 	if proc.returncode != 0:
-		raise UserError(f'build failed for ARCH={arch} CONFIG={config} (full log: {log_path}):\n'
+		raise UserError(f'build failed for ARCH={arch} CONFIG={config.name} (full log: {log_path}):\n'
 				+ compiler_errors(text) +
 				'\n  fix the error above; no kernel was booted')
 	with open(stamp, 'w') as f:
 		f.write(fingerprint + '\n')
 
 
-def check_built(tree: str, arch: str, config: str, build: str) -> None:
+def check_built(tree: str, arch: str, config: Config, build: str) -> None:
 	"""Refuses to boot a kernel that was not built from the current tree."""
 	try:
 		with open(os.path.join(build, STAMP)) as f:
@@ -139,18 +180,18 @@ def check_built(tree: str, arch: str, config: str, build: str) -> None:
 				'config (stale or failed build): run the build again')
 
 
-def boot(tree: str, arch: str, config: str, build: str, console_path: str,
+def boot(tree: str, arch: str, config: Config, build: str, console_path: str,
 	 timeout: int = DEFAULT_TIMEOUT) -> Tuple[str, bool, float]:
 	"""kunit.py exec; returns (console text, timed_out, seconds)."""
 	check_built(tree, arch, config, build)
 	cmd = ['python3', 'tools/testing/kunit/kunit.py', 'exec',
-	       *kunit_args(arch, config, build), '--raw_output=all',
+	       *kunit_args(arch, config, build), *boot_args(arch, config), '--raw_output=all',
 	       '--timeout=' + str(timeout)]
 	log('$ ' + ' '.join(cmd))
 	start = time.monotonic()
 	timed_out = False
 	with open(console_path, 'w') as out:
-		proc = subprocess.Popen(cmd, cwd=tree, env=build_env(), stdout=out,
+		proc = subprocess.Popen(cmd, cwd=tree, env=build_env(config=config), stdout=out,
 					stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
 					start_new_session=True)
 		try:

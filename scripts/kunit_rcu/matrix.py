@@ -1,21 +1,32 @@
 # SPDX-License-Identifier: GPL-2.0
-"""The traceability matrix: every requirement ID, and the cases per arch that check it.
+"""The traceability matrix: every requirement ID, and per arch its cases and how they did.
 
-Generated from docs/requirements.md (the catalogue) and the "Covers:" lines
-of the KUnit sources; "make matrix" rewrites docs/matrix.md, and a tooling
-unit test fails when the committed file is out of date.
+Generated from docs/requirements.md (the catalogue), the "Covers:" lines of
+the KUnit sources, docs/not-covered.md (written reasons for an ID that has
+no case on an arch) and the results of the last CONFIG=default run per
+arch (results/<arch>-default/results.json).  An ID is covered on an arch
+only when one of its cases passed there.  "make matrix" rewrites
+docs/matrix.md; "make check" fails while the committed file differs from
+what its fresh runs give.
 """
 
+import difflib
+import json
 import os
 import re
-from typing import Dict, List, Tuple
+from typing import Dict, List, Optional, Tuple
 
-from .common import ARCHES, REPO
+from .common import ARCHES, REPO, UserError, log, results_dir
 from . import sources
 
 CATALOGUE = os.path.join(REPO, 'docs', 'requirements.md')
 MATRIX = os.path.join(REPO, 'docs', 'matrix.md')
+NOT_COVERED = os.path.join(REPO, 'docs', 'not-covered.md')
 _ID = re.compile(r'^- ([A-Z]+(?:-[A-Z]*\d+)) (.*)$')
+_REASON = re.compile(r'^- ([A-Z]+-[A-Z]*\d+)(?: \[([\w, ]+)\])?: (\S.*)$')
+
+# (ID, arch) -> reason; arch '' means every arch.
+Reasons = Dict[Tuple[str, str], str]
 
 
 def catalogue(path: str = CATALOGUE) -> List[Tuple[str, str]]:
@@ -28,30 +39,138 @@ def catalogue(path: str = CATALOGUE) -> List[Tuple[str, str]]:
 	return out
 
 
-def render() -> str:
-	per_arch: Dict[str, Dict[str, List[str]]] = {}
+def read_not_covered(path: str = NOT_COVERED) -> Tuple[Reasons, List[str]]:
+	"""The written reasons of docs/not-covered.md, and what is wrong in it.
+
+	Lines are "- ID [arch]: reason" (no [arch]: every arch); other list
+	items, unknown IDs and unknown arches are problems.
+	"""
+	reasons: Reasons = {}
+	problems: List[str] = []
+	if not os.path.isfile(path):
+		return reasons, problems
+	known = {rid for rid, _ in catalogue()}
+	name = os.path.relpath(path, REPO)
+	with open(path) as f:
+		for num, line in enumerate(f, 1):
+			line = line.rstrip()
+			if not line.startswith('- '):
+				continue
+			m = _REASON.match(line)
+			if not m:
+				problems.append(f'{name}:{num}: not "- ID [arch]: reason": {line}')
+				continue
+			rid, arches, text = m.groups()
+			if rid not in known:
+				problems.append(f'{name}:{num}: unknown requirement ID {rid}')
+			for arch in [a.strip() for a in (arches or '').split(',') if a.strip()] or ['']:
+				if arch and arch not in ARCHES:
+					problems.append(f'{name}:{num}: unknown arch {arch} '
+							f'(use {", ".join(sorted(ARCHES))})')
+				reasons[(rid, arch)] = text.strip()
+	return reasons, problems
+
+
+def _cases_per_arch() -> Dict[str, Dict[str, List[str]]]:
+	"""arch -> requirement ID -> suite.case, from the sources built for that arch."""
+	out: Dict[str, Dict[str, List[str]]] = {}
 	for arch in sorted(ARCHES):
 		table: Dict[str, List[str]] = {}
 		for case, ids in sources.requirement_map(arch).items():
 			for rid in ids:
 				table.setdefault(rid, []).append(case)
-		per_arch[arch] = table
+		out[arch] = table
+	return out
+
+
+def not_covered_problems(path: str = NOT_COVERED) -> List[str]:
+	"""Problems of docs/not-covered.md, including reasons for an ID that has cases there."""
+	reasons, problems = read_not_covered(path)
+	per_arch = _cases_per_arch()
+	for (rid, arch), _ in sorted(reasons.items()):
+		for a in [arch] if arch else sorted(ARCHES):
+			if a in per_arch and per_arch[a].get(rid):
+				problems.append(f'{rid} [{a}] has a written reason and case(s) '
+						f'{", ".join(per_arch[a][rid])}: drop the reason or '
+						'narrow it to the other arch')
+	return problems
+
+
+def load_results(arch: str) -> dict:
+	"""The results.json of the last CONFIG=default run on arch."""
+	path = os.path.join(results_dir(arch, 'default', False), 'results.json')
+	if not os.path.isfile(path):
+		raise UserError(f'no results for ARCH={arch}: run make run ARCH={arch} first '
+				f'(looked for {path})')
+	try:
+		with open(path) as f:
+			return json.load(f)
+	except ValueError as e:
+		raise UserError(f'unreadable results for ARCH={arch} ({path}: {e}): '
+				f'run make run ARCH={arch} again') from e
+
+
+def _status(name: str, result: Optional[dict]) -> str:
+	status = result.get('status') if result else None
+	if status == 'passed':
+		return f'`{name}` passed'
+	if status == 'skipped':
+		return f'`{name}` skipped: {result.get("reason") or "no reason given"}'
+	if status == 'failed':
+		return f'`{name}` failed'
+	return f'`{name}` not run'
+
+
+def _cell(text: str) -> str:
+	return text.replace('|', '\\|').replace('\n', ' ')
+
+
+def render(results: Optional[Dict[str, dict]] = None, not_covered: str = NOT_COVERED) -> str:
+	"""docs/matrix.md from the sources and results (arch -> results.json; default: load them)."""
 	arches = sorted(ARCHES)
+	if results is None:
+		results = {a: load_results(a) for a in arches}
+	reasons, problems = read_not_covered(not_covered)
+	if problems:
+		raise UserError('fix docs/not-covered.md: ' + '; '.join(problems))
+	status = {a: {f'{c.get("suite")}.{c.get("case")}': c for c in results[a].get('cases', [])}
+		  for a in arches}
+	per_arch = _cases_per_arch()
 	lines = ['# Traceability matrix', '',
-		 'Generated by `make matrix` from `docs/requirements.md` and the `Covers:` lines',
-		 'of the KUnit sources. Do not edit by hand.', '',
+		 'Generated by `make matrix` from `docs/requirements.md`, the `Covers:` lines',
+		 'of the KUnit sources, `docs/not-covered.md` and the last `make run` per arch',
+		 '(`results/<arch>-default/results.json`). Do not edit by hand. An ID is covered',
+		 'on an arch when one of its cases passed there.', '',
 		 '| ID | requirement | ' + ' | '.join(arches) + ' |',
 		 '|---|---|' + '---|' * len(arches)]
-	covered = 0
+	covered = {a: 0 for a in arches}
+	excused = {a: 0 for a in arches}
 	reqs = catalogue()
 	for rid, text in reqs:
-		cells = [', '.join(f'`{c}`' for c in per_arch[a].get(rid, [])) or 'not yet covered'
-			 for a in arches]
-		covered += any(per_arch[a].get(rid) for a in arches)
+		cells = []
+		for a in arches:
+			cases = per_arch[a].get(rid, [])
+			if cases:
+				found = [status[a].get(c) for c in cases]
+				covered[a] += any(r and r.get('status') == 'passed' for r in found)
+				cells.append('; '.join(_status(c, r) for c, r in zip(cases, found)))
+			elif (rid, a) in reasons or (rid, '') in reasons:
+				excused[a] += 1
+				cells.append('n/a: ' + reasons.get((rid, a), reasons.get((rid, ''), '')))
+			else:
+				cells.append('not covered')
 		short = text if len(text) <= 70 else text[:67] + '...'
-		lines.append(f'| {rid} | {short} | ' + ' | '.join(cells) + ' |')
-	lines += ['', f'{covered} of {len(reqs)} requirements have at least one case.', '']
-	return '\n'.join(lines)
+		lines.append(f'| {rid} | {short} | ' + ' | '.join(_cell(c) for c in cells) + ' |')
+	lines += ['', 'Covered (a case passed): ' +
+		  ', '.join(f'{a} {covered[a]} of {len(reqs)}' for a in arches) +
+		  '; not applicable with a written reason: ' +
+		  ', '.join(f'{a} {excused[a]}' for a in arches) + '.']
+	failed = [a for a in arches if results[a].get('verdict') != 'pass']
+	if failed:
+		lines += ['', 'The last run failed on ' + ', '.join(failed) +
+			  ' (`make run ARCH=<arch>` says why): its passed cases are counted, '
+			  'the run as a whole did not pass.']
+	return '\n'.join(lines + [''])
 
 
 def unknown_ids() -> List[str]:
@@ -62,6 +181,31 @@ def unknown_ids() -> List[str]:
 
 
 def write() -> str:
+	text = render()
 	with open(MATRIX, 'w') as f:
-		f.write(render())
+		f.write(text)
 	return MATRIX
+
+
+def check(config: str = 'default') -> Tuple[int, int, int]:
+	"""make check's line: docs/matrix.md is what the fresh CONFIG=default results give."""
+	if config != 'default':
+		log(f'traceability matrix: not compared after CONFIG={config} runs '
+		    '(it is made from CONFIG=default results)')
+		return 0, 0, 1
+	try:
+		fresh = render()
+	except UserError as e:
+		log(f'FAIL: traceability matrix: {e}')
+		return 0, 1, 0
+	committed = ''
+	if os.path.isfile(MATRIX):
+		with open(MATRIX) as f:
+			committed = f.read()
+	if committed == fresh:
+		return 1, 0, 0
+	log('FAIL: docs/matrix.md does not match these runs: run make matrix and commit it')
+	diff = list(difflib.unified_diff(committed.splitlines(), fresh.splitlines(),
+					 'docs/matrix.md', 'make matrix', lineterm='', n=0))
+	print('\n'.join('    ' + l for l in diff[:40]))
+	return 0, 1, 0

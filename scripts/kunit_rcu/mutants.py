@@ -7,7 +7,16 @@ A mutant names what must catch it in its commit message:
     Kills: splat                                  the run must fail on a splat
                                                   while every case passes
 
-A mutant is killed when the run fails in exactly that way.
+A mutant is killed when the run fails in exactly that way.  It is run on
+x86_64 unless it names its arches:
+
+    Arch: arm64 [x86_64]                          boot it on these instead
+
+and under CONFIG=default unless it names the config its cases need (a
+case that only runs there, e.g. with NO_HZ): "make mutants CONFIG=<name>"
+and "make check-configs" run those.
+
+    Config: nohz
 """
 
 import os
@@ -15,12 +24,16 @@ import re
 from typing import List, Optional, Tuple
 
 from . import run
-from .common import REPO, log
+from .common import REPO, check_arch, log
 
 # A mutant may hang the guest: bound its boot well below make run's default.
 TIMEOUT = 240
 
 _KILLS = re.compile(r'^Kills:\s*(.+)$', re.M)
+_ARCH = re.compile(r'^Arch:\s*(.+)$', re.M)
+_CONFIG = re.compile(r'^Config:\s*(\S+)\s*$', re.M)
+
+DEFAULT_ARCHES = ['x86_64']
 
 
 def mutant_files(only: Optional[List[str]] = None) -> List[str]:
@@ -38,6 +51,26 @@ def kills(path: str) -> List[str]:
 	for m in _KILLS.finditer(text):
 		out += m.group(1).split()
 	return out
+
+
+def arches(path: str) -> List[str]:
+	"""The arches a mutant is booted on (its "Arch:" line, else x86_64)."""
+	with open(path) as f:
+		text = f.read()
+	out: List[str] = []
+	for m in _ARCH.finditer(text):
+		out += m.group(1).split()
+	for a in out:
+		check_arch(a)
+	return out or list(DEFAULT_ARCHES)
+
+
+def mutant_config(path: str) -> str:
+	"""The config a mutant is built with (its "Config:" line, else default)."""
+	with open(path) as f:
+		m = _CONFIG.search(f.read())
+	return m.group(1) if m else 'default'
+
 
 
 def judge(expect: List[str], out: run.RunOutcome) -> Tuple[bool, str]:
@@ -59,17 +92,21 @@ def judge(expect: List[str], out: run.RunOutcome) -> Tuple[bool, str]:
 	return True, 'killed by ' + ', '.join(expect)
 
 
-def run_all(arch: str, config: str, timeout: int,
+def run_all(config: str, timeout: int,
 	    only: Optional[List[str]] = None) -> Tuple[int, int, int]:
+	"""Boots every mutant of config (or those in only) on each of its arches; counts kills."""
 	killed = survived = 0
 	for path in mutant_files(only):
+		if mutant_config(path) != config:
+			continue
 		name = os.path.basename(path)
-		log(f'[mutant] {name}')
-		out = run.run(arch, config, [path], timeout)
-		ok, why = judge(kills(path), out)
-		log(f'[mutant] {name}: {"KILLED" if ok else "NOT KILLED"}: {why}')
-		if ok:
-			killed += 1
-		else:
-			survived += 1
+		for arch in arches(path):
+			log(f'[mutant] {name} ARCH={arch}')
+			out = run.run(arch, config, [path], timeout)
+			ok, why = judge(kills(path), out)
+			log(f'[mutant] {name} ARCH={arch}: {"KILLED" if ok else "NOT KILLED"}: {why}')
+			if ok:
+				killed += 1
+			else:
+				survived += 1
 	return killed, survived, 0

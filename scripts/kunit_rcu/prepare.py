@@ -7,6 +7,11 @@ Layout under $KUNIT_RCU_CACHE/<debian version>/:
             committed; src/ then checks the result out, so only files whose
             content changed get a new mtime and rebuilds stay incremental
   scratch/  a worktree for EXTRA_PATCHES experiments (src/ is never touched)
+
+The kunit.py build dirs .kunit* are inside src/ and scratch/ (see
+common.build_dir); git ignores them (info/exclude), so resetting and
+cleaning a tree keeps them.  prepare holds the tree lock, prepare_scratch
+the scratch lock too (see locks).
 """
 
 import hashlib
@@ -14,7 +19,7 @@ import os
 import shutil
 from typing import Iterable, List, Tuple
 
-from . import packages
+from . import locks, packages
 from .common import (ARCHES, OVERLAY_DIRS, REPO, TARBALL, UserError, apply_dir, build_dir,
 		     git, log, run, scratch_dir, tree_dir, version_dir)
 
@@ -96,8 +101,9 @@ def _extract_pristine(version: str) -> None:
 	top = version_dir()
 	src = tree_dir()
 	tmp = os.path.join(top, 'src.tmp')
-	for d in (src, tmp, apply_dir(), scratch_dir()):
-		shutil.rmtree(d, ignore_errors=True)
+	with locks.scratch():  # scratch/ is a worktree of src/: it goes too
+		for d in (src, tmp, apply_dir(), scratch_dir()):
+			shutil.rmtree(d, ignore_errors=True)
 	os.makedirs(tmp)
 	log(f'extracting {TARBALL} ({version}) into {src}')
 	run(['tar', '-C', tmp, '--strip-components=1', '-xf', TARBALL])
@@ -112,6 +118,28 @@ def _extract_pristine(version: str) -> None:
 	git(tmp, 'tag', 'pristine')
 	os.rename(tmp, src)
 	_write(os.path.join(top, 'stamps', 'pristine'), version)
+
+
+# kunit.py build dirs inside a tree (common.build_dir): never tracked, never cleaned.
+BUILD_DIR_PATTERN = '/.kunit*/'
+
+
+def exclude_build_dirs(tree: str) -> None:
+	"""Makes git in tree and its worktrees ignore the build dirs, whatever .gitignore says.
+
+	git clean -f -d (without -x) then keeps them, and so does a reset.
+	"""
+	common = git(tree, 'rev-parse', '--git-common-dir').strip()
+	path = os.path.join(tree, common, 'info', 'exclude')
+	text = ''
+	if os.path.isfile(path):
+		with open(path) as f:
+			text = f.read()
+	if BUILD_DIR_PATTERN not in text.splitlines():
+		os.makedirs(os.path.dirname(path), exist_ok=True)
+		with open(path, 'a') as f:
+			f.write(('' if not text or text.endswith('\n') else '\n') +
+				'# kunit-rcu: kunit.py build dirs\n' + BUILD_DIR_PATTERN + '\n')
 
 
 def ensure_worktree(path: str) -> None:
@@ -203,12 +231,18 @@ def _overlay_env() -> dict:
 
 def prepare(force: bool = False) -> str:
 	"""Makes tree_dir() match the repository; returns its HEAD commit."""
+	with locks.tree():
+		return _prepare(force)
+
+
+def _prepare(force: bool) -> str:
 	version = packages.check_source_version()
 	top = version_dir()
 	if _read(os.path.join(top, 'stamps', 'pristine')) != version or \
 	   not os.path.isdir(os.path.join(tree_dir(), '.git')):
 		_extract_pristine(version)
 	src = tree_dir()
+	exclude_build_dirs(src)
 	digest = input_digest(version=version)
 	stamp = os.path.join(top, 'stamps', 'prepared')
 	old = _read(stamp).split()
@@ -250,11 +284,17 @@ def _write_default_kunitconfig() -> None:
 
 
 def prepare_scratch(extra: List[str]) -> str:
-	"""Checks the prepared tree out in scratch/ and applies the extra patches."""
-	head = git(tree_dir(), 'rev-parse', 'HEAD').strip()
-	path = scratch_dir()
-	ensure_worktree(path)
-	reset_worktree(path, head)
-	apply_patches(path, extra, 'EXTRA_PATCHES')
-	log(f'scratch tree {path}: prepared tree + {len(extra)} extra patch(es)')
-	return git(path, 'rev-parse', 'HEAD').strip()
+	"""Checks the prepared tree out in scratch/ and applies the extra patches.
+
+	The caller keeps the scratch lock until it is done with the tree (run
+	does, through boot); the build dirs in scratch/ survive the reset.
+	"""
+	with locks.tree(), locks.scratch():
+		head = git(tree_dir(), 'rev-parse', 'HEAD').strip()
+		path = scratch_dir()
+		exclude_build_dirs(tree_dir())
+		ensure_worktree(path)
+		reset_worktree(path, head)
+		apply_patches(path, extra, 'EXTRA_PATCHES')
+		log(f'scratch tree {path}: prepared tree + {len(extra)} extra patch(es)')
+		return git(path, 'rev-parse', 'HEAD').strip()

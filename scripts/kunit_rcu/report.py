@@ -19,7 +19,8 @@ def to_json(v: Verdict, meta: dict) -> dict:
 	return dict(meta, verdict='pass' if v.passed else 'fail', reasons=v.reasons,
 		    counts=summary(v),
 		    cases=[{'suite': c.suite, 'case': c.case, 'status': c.status,
-			    'requirements': c.requirements, 'reason': c.reason, 'log': c.log}
+			    'requirements': c.requirements, 'may_skip': c.may_skip, 'reason': c.reason,
+			    'log': c.log}
 			   for c in v.cases],
 		    splats=[{'kind': s.kind, 'console_line': s.line + 1, 'text': s.text,
 			     'case': s.case, 'expected': s.expected, 'context': s.context}

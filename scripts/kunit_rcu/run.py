@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """make run: prepare, build, boot, parse, judge, report."""
 
+import contextlib
 import json
 import os
 import shutil
@@ -8,9 +9,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
-from . import kbuild, packages, prepare, report, sources, verdict
-from .common import (UserError, build_dir, check_arch, config_fragment, expected_version,
-		     git, log, results_dir, scratch_dir, tree_dir, Stage)
+from . import kbuild, locks, packages, prepare, report, sources, verdict
+from .common import (Config, UserError, build_dir, check_arch, expected_version, git,
+		     load_config, log, results_dir, scratch_dir, tree_dir, Stage)
 
 
 CASE_FAILURES = ' case(s) failed: '
@@ -35,36 +36,54 @@ def _meta(arch: str, config: str, extra: List[str]) -> dict:
 
 def run(arch: str = 'x86_64', config: str = 'default', extra: Optional[List[str]] = None,
 	timeout: int = kbuild.DEFAULT_TIMEOUT, install: bool = True) -> RunOutcome:
-	"""One full run. Bad ARCH or CONFIG raise UserError; later failures land in results.json."""
+	"""One full run. Bad ARCH or CONFIG raise UserError; later failures land in results.json.
+
+	Locks (see locks): the build dir's, which also guards the results dir,
+	for the whole run; the prepared tree's from prepare through boot, or
+	with EXTRA_PATCHES only until the scratch tree is made, whose lock is
+	then held through boot.
+	"""
 	extra = [os.path.abspath(p) for p in (extra or [])]
+	check_arch(arch)  # bad arguments: raise before anything is recorded
+	cfg = load_config(config)
+	cfg.check_arch(arch)
+	with locks.build(build_dir(arch, config, bool(extra))):
+		return _run(arch, cfg, extra, timeout, install)
+
+
+def _run(arch: str, cfg: Config, extra: List[str], timeout: int, install: bool) -> RunOutcome:
+	config = cfg.name
 	timings: Dict[str, float] = {}
 	outdir = results_dir(arch, config, bool(extra))
 	meta = _meta(arch, config, extra)
-	meta['timings'] = timings
-	check_arch(arch)  # bad arguments: raise before anything is recorded
-	config_fragment(config)
+	meta.update(timings=timings, kconfig_add=cfg.kconfig, kernel_args=cfg.kernel_args_for(arch),
+		    qemu_args=cfg.qemu_args_for(arch))
 	shutil.rmtree(outdir, ignore_errors=True)
 	os.makedirs(outdir)
 	log(f'run ARCH={arch} CONFIG={config}' + (f' EXTRA_PATCHES={" ".join(extra)}' if extra else ''))
 	try:
-		with Stage('prepare', timings):
-			if install:
-				packages.ensure_packages()
-			meta['debian_version'] = packages.installed_version()
-			tree = tree_dir()
-			prepare.prepare(force=bool(os.environ.get('FORCE')))
-			if extra:
-				prepare.prepare_scratch(extra)
-				tree = scratch_dir()
-			meta['tree'] = tree
-			meta['tree_commit'] = git(tree, 'rev-parse', 'HEAD').strip()
-		build = build_dir(arch, config, bool(extra))
-		meta['build_dir'] = build
-		with Stage('build', timings):
-			kbuild.build(tree, arch, config, build, os.path.join(outdir, 'build.log'))
-		with Stage('boot', timings):
-			console, timed_out, _ = kbuild.boot(tree, arch, config, build,
-							    os.path.join(outdir, 'console.log'), timeout)
+		with contextlib.ExitStack() as held:
+			with Stage('prepare', timings):
+				if install:
+					packages.ensure_packages()
+				meta['debian_version'] = packages.installed_version()
+				tree = tree_dir()
+				tree_lock = held.enter_context(locks.tree())
+				prepare.prepare(force=bool(os.environ.get('FORCE')))
+				if extra:
+					held.enter_context(locks.scratch())
+					prepare.prepare_scratch(extra)
+					tree = scratch_dir()
+					tree_lock.release()  # scratch/ has its own checkout: src/ may change now
+				meta['tree'] = tree
+				meta['tree_commit'] = git(tree, 'rev-parse', 'HEAD').strip()
+			build = build_dir(arch, config, bool(extra))
+			meta['build_dir'] = build
+			with Stage('build', timings):
+				kbuild.build(tree, arch, cfg, build, os.path.join(outdir, 'build.log'))
+			with Stage('boot', timings):
+				console, timed_out, _ = kbuild.boot(tree, arch, cfg, build,
+								    os.path.join(outdir, 'console.log'), timeout)
 	except UserError as e:
 		meta['error'] = str(e)
 		with open(os.path.join(outdir, 'results.json'), 'w') as f:
@@ -75,7 +94,8 @@ def run(arch: str = 'x86_64', config: str = 'default', extra: Optional[List[str]
 		log(f'results: {outdir}')
 		return RunOutcome(ok=False, reasons=[str(e)], outdir=outdir)
 	with Stage('parse', timings):
-		v = verdict.judge(console, sources.suites_for(arch), timed_out, timeout)
+		v = verdict.judge(console, sources.suites_for(arch), timed_out, timeout,
+				  arch=arch, config=config)
 	report.write(outdir, v, meta, console)
 	print(report.table(v))
 	counts = report.summary(v)

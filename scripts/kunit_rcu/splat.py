@@ -8,6 +8,8 @@ provokes one on purpose brackets it with
     kunit-rcu: expect splat end
 
 and only splats whose first line matches the expression are excused.
+Each report is judged on its own: a declared splat excuses only itself,
+never a different report printed right after it.
 """
 
 import re
@@ -27,16 +29,23 @@ PATTERNS: Sequence[Tuple[str, str]] = (
 		    r'|BUG: (looking up invalid subclass|MAX_LOCKDEP)|DEBUG_LOCKS_WARN_ON'),
 	('kasan', r'\bKASAN: |\bKFENCE: |\bUBSAN: |\bKCSAN: '),
 	('oops', r'\bOops\b|general protection fault|Unable to handle kernel|Internal error: '),
+	('soft-lockup', r'watchdog: BUG: soft lockup|NMI watchdog: Watchdog detected hard LOCKUP'),
 	('bug', r'^\s*BUG: |kernel BUG at |\bBUG: '),
 	('warning', r'^\s*WARNING: |WARNING: CPU: \d+ PID: \d+ at '),
 	('panic', r'Kernel panic - not syncing'),
-	('soft-lockup', r'watchdog: BUG: soft lockup|NMI watchdog: Watchdog detected hard LOCKUP'),
 )
 _COMPILED = [(kind, re.compile(p)) for kind, p in PATTERNS]
 _EXPECT = re.compile(r'kunit-rcu: expect splat: (.+?)\s*$')
 _EXPECT_END = re.compile(r'kunit-rcu: expect splat end')
+# Lines after which a new match is a new report: the kernel's end-of-report
+# marker (WARN, BUG, Oops, panic), a KTAP result line (a case ended), or
+# one of the test's own expect markers (printed outside any report).
+_REPORT_END = re.compile(r'---\[ end |^\s*(not )?ok \d+\b|kunit-rcu: expect splat')
 
-# Lines of one splat report: later matches this close belong to it.
+# Lines of one splat report: a later match of the same kind this close,
+# with no end-of-report marker in between, belongs to it (a lockdep-RCU
+# report prints both "suspicious RCU usage" and "suspicious
+# rcu_dereference_check() usage!").
 SPLAT_SPAN = 40
 
 
@@ -58,27 +67,35 @@ def classify(line: str) -> Optional[str]:
 
 
 def find(lines: Sequence[str]) -> List[Splat]:
-	"""Returns the splats in lines, one per report, expected ones marked."""
+	"""Returns the splats in lines, one per report, expected ones marked.
+
+	A match of another kind than the open report, or one after an
+	end-of-report marker, starts a new report, which is expected only if
+	the active "expect splat" expression matches its own first line.
+	"""
 	out: List[Splat] = []
 	expect: Optional[re.Pattern] = None
+	open_report = False  # out[-1] may still take lines of the same report
 	for idx, line in enumerate(lines):
-		m = _EXPECT.search(line)
-		if m:
-			try:
-				expect = re.compile(m.group(1))
-			except re.error:
-				expect = re.compile(re.escape(m.group(1)))
-			continue
-		if _EXPECT_END.search(line):
-			expect = None
+		if _REPORT_END.search(line):
+			# Never a splat itself ("---[ end Kernel panic - not syncing").
+			open_report = False
+			m = _EXPECT.search(line)
+			if m:
+				try:
+					expect = re.compile(m.group(1))
+				except re.error:
+					expect = re.compile(re.escape(m.group(1)))
+			elif _EXPECT_END.search(line):
+				expect = None
 			continue
 		kind = classify(line)
 		if kind is None:
 			continue
-		if out and idx - out[-1].line < SPLAT_SPAN and (expect or not out[-1].expected):
+		if open_report and out[-1].kind == kind and idx - out[-1].line < SPLAT_SPAN:
 			continue  # the same report
-		splat = Splat(kind=kind, line=idx, text=line.strip(),
-			      expected=bool(expect and expect.search(line)),
-			      context=[l for l in lines[idx:idx + 12]])
-		out.append(splat)
+		out.append(Splat(kind=kind, line=idx, text=line.strip(),
+				 expected=bool(expect and expect.search(line)),
+				 context=list(lines[idx:idx + 12])))
+		open_report = True
 	return out

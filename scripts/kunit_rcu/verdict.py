@@ -1,9 +1,14 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Turns a console log into a verdict that a truncated or splatting run cannot pass."""
+"""Turns a console log into a verdict that a truncated or splatting run cannot pass.
+
+Nor can a run pass where a suite or case name is printed (or defined)
+twice, a case skips without declaring "May skip:" for the run's arch or
+config, or no case passed at all.
+"""
 
 import re
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional
+from typing import Dict, Iterable, List, Optional, Tuple
 
 from . import ktap, splat
 from .sources import Suite
@@ -22,6 +27,7 @@ class CaseResult:
 	requirements: List[str] = field(default_factory=list)
 	log: List[str] = field(default_factory=list)
 	reason: str = ''
+	may_skip: List[str] = field(default_factory=list)
 
 	@property
 	def id(self) -> str:
@@ -66,8 +72,28 @@ def _attribute(splats: List[splat.Splat], log: ktap.Log) -> None:
 				       'after the last case')
 
 
+def _twice(names: Iterable[str]) -> List[Tuple[str, int]]:
+	"""(name, count) of the names that occur more than once, in first-seen order."""
+	counts: Dict[str, int] = {}
+	for n in names:
+		counts[n] = counts.get(n, 0) + 1
+	return [(n, k) for n, k in counts.items() if k > 1]
+
+
+def _pick(results: List[ktap.Result]) -> ktap.Result:
+	"""Of a name printed more than once, the first failure, else the first result."""
+	return next((r for r in results if r.status == ktap.FAILED), results[0])
+
+
+def _by_name(results: List[ktap.Result]) -> Dict[str, ktap.Result]:
+	grouped: Dict[str, List[ktap.Result]] = {}
+	for r in results:
+		grouped.setdefault(r.name, []).append(r)
+	return {n: _pick(rs) for n, rs in grouped.items()}
+
+
 def judge(console: str, expected: List[Suite], timed_out: bool = False,
-	  timeout: Optional[int] = None) -> Verdict:
+	  timeout: Optional[int] = None, arch: str = 'x86_64', config: str = 'default') -> Verdict:
 	log = ktap.parse(console)
 	reasons: List[str] = []
 	tail = log.lines[-TAIL_LINES:]
@@ -81,22 +107,44 @@ def judge(console: str, expected: List[Suite], timed_out: bool = False,
 			       '(crash or truncated console)')
 	reasons += ['truncated KTAP: ' + p for p in log.problems]
 
-	seen: Dict[str, ktap.Result] = {s.name: s for s in log.suites}
-	cases: List[CaseResult] = []
+	# A name printed or defined twice: which one counts would be a guess.
+	for name, k in _twice(s.name for s in log.suites):
+		reasons.append(f'suite {name} printed {k} times in the KTAP output')
+	for name, k in _twice(s.name for s in expected):
+		paths = ', '.join(s.path for s in expected if s.name == name)
+		reasons.append(f'suite {name} defined {k} times in the sources ({paths})')
 	for suite in expected:
+		for name, k in _twice(c.name for c in suite.cases):
+			reasons.append(f'case {suite.name}.{name} listed {k} times in the sources '
+				       f'({suite.path})')
+	for s in log.suites:
+		for name, k in _twice(c.name for c in s.children):
+			reasons.append(f'case {s.name}.{name} printed {k} times in the KTAP output')
+
+	seen = _by_name(log.suites)
+	cases: List[CaseResult] = []
+	done = set()
+	for suite in expected:
+		if suite.name in done:
+			continue  # defined twice: a reason above; the first definition counts
+		done.add(suite.name)
 		got = seen.get(suite.name)
 		if got is None and log.started:
 			reasons.append(f'suite {suite.name} ({suite.path}) is missing from the output: '
 				       'is its Kconfig option in the kunitconfig and built in?')
-		got_cases = {c.name: c for c in got.children} if got else {}
+		got_cases = _by_name(got.children) if got else {}
+		known = set()
 		for case in suite.cases:
+			if case.name in known:
+				continue
+			known.add(case.name)
 			res = got_cases.get(case.name)
 			if res is None:
-				cases.append(CaseResult(suite.name, case.name, ktap.MISSING, case.requirements))
+				cases.append(CaseResult(suite.name, case.name, ktap.MISSING, case.requirements,
+							may_skip=case.may_skip))
 				continue
 			cases.append(CaseResult(suite.name, case.name, res.status, case.requirements,
-						res.log, res.reason))
-		known = {c.name for c in suite.cases}
+						res.log, res.reason, case.may_skip))
 		for name, res in got_cases.items():
 			if name not in known:
 				cases.append(CaseResult(suite.name, name, res.status, [], res.log, res.reason))
@@ -106,11 +154,18 @@ def judge(console: str, expected: List[Suite], timed_out: bool = False,
 	failed = [c.id for c in cases if c.status == ktap.FAILED]
 	if failed:
 		reasons.append(f'{len(failed)} case(s) failed: ' + ', '.join(failed))
-	expected_names = {s.name for s in expected}
-	unexpected = [s.name for s in log.suites if s.name not in expected_names]
-	for s in log.suites:
-		if s.name in unexpected and s.status == ktap.FAILED:
-			reasons.append(f'suite {s.name} (not one of ours) failed')
+	for c in cases:
+		if c.status == ktap.SKIPPED and arch not in c.may_skip and config not in c.may_skip:
+			reasons.append(f'case {c.id} skipped without declaring it '
+				       f'(ARCH={arch} CONFIG={config}, skip message: '
+				       f'"{c.reason or "none"}"): add `May skip: <arch or config>` '
+				       'to its comment if that is intended')
+	if log.started and not any(c.status == ktap.PASSED for c in cases):
+		reasons.append('no case passed')
+	unexpected = [name for name in seen if name not in done]
+	for name in unexpected:
+		if seen[name].status == ktap.FAILED:
+			reasons.append(f'suite {name} (not one of ours) failed')
 
 	splats = splat.find(log.lines)
 	_attribute(splats, log)

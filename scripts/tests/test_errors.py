@@ -1,11 +1,12 @@
 # SPDX-License-Identifier: GPL-2.0
 """Bad input gets a message that names what is wrong and how to fix it."""
+import fnmatch
 import os
 import tempfile
 import unittest
 from unittest import mock
 
-from kunit_rcu import cli, common, kbuild, mutants, packages, run
+from kunit_rcu import cli, common, kbuild, mutants, packages, prepare, run
 from kunit_rcu.common import UserError
 
 
@@ -15,8 +16,13 @@ class ErrorTest(unittest.TestCase):
 			common.check_arch('riscv')
 
 	def test_unknown_config(self):
+		with self.assertRaisesRegex(UserError, r'unknown CONFIG "nope": no configs/nope.config; '
+					    r'use one of default, '):
+			common.load_config('nope')
 		with self.assertRaisesRegex(UserError, r'unknown CONFIG "nope": no configs/nope.config'):
 			common.config_fragment('nope')
+		with self.assertRaisesRegex(UserError, r'unknown CONFIG "\.\./configs/default"'):
+			common.load_config('../configs/default')
 
 	def test_wrong_source_version(self):
 		with mock.patch.object(packages.os.path, 'isfile', return_value=True):
@@ -29,8 +35,10 @@ class ErrorTest(unittest.TestCase):
 
 	def test_wrong_version_allowed_explicitly(self):
 		with mock.patch.dict(os.environ, {'KUNIT_RCU_ALLOW_VERSION': '6.1.190-1'}), \
-		     mock.patch.object(packages.os.path, 'isfile', return_value=True):
+		     mock.patch.object(packages.os.path, 'isfile', return_value=True), \
+		     mock.patch.object(packages, 'log') as log:
 			self.assertEqual(packages.check_source_version('6.1.190-1'), '6.1.190-1')
+		self.assertIn('warning: using linux-source-6.1 6.1.190-1', log.call_args.args[0])
 
 	def test_missing_packages_are_listed(self):
 		missing = packages.missing_packages(lambda probe: 'qemu' not in probe)
@@ -40,9 +48,11 @@ class ErrorTest(unittest.TestCase):
 		failed = mock.Mock(returncode=100, stdout='',
 				   stderr='E: Unable to locate package qemu-system-arm\n')
 		with mock.patch.object(packages.os, 'geteuid', return_value=0), \
-		     mock.patch.object(packages.subprocess, 'run', return_value=failed):
+		     mock.patch.object(packages.subprocess, 'run', return_value=failed), \
+		     mock.patch.object(packages, 'log') as log:
 			with self.assertRaises(UserError) as cm:
 				packages._apt_install(['qemu-system-arm'])
+		self.assertIn('warning: apt-get update failed', log.call_args_list[-1].args[0])
 		msg = str(cm.exception)
 		self.assertIn('could not install Debian packages: qemu-system-arm', msg)
 		self.assertIn('Unable to locate package qemu-system-arm', msg)
@@ -71,17 +81,18 @@ class BuildTest(unittest.TestCase):
 		self.assertTrue(out.splitlines()[3].startswith('kernel/rcu/rcu_kunit.c:12:1: error'))
 
 	def test_stale_kernel_is_not_booted(self):
+		cfg = common.load_config('default')
 		with tempfile.TemporaryDirectory() as build, \
 		     mock.patch.object(kbuild, 'build_fingerprint', return_value='new'):
 			with self.assertRaisesRegex(UserError, 'stale or failed build'):
-				kbuild.check_built('/tree', 'x86_64', 'default', build)
+				kbuild.check_built('/tree', 'x86_64', cfg, build)
 			with open(os.path.join(build, kbuild.STAMP), 'w') as f:
 				f.write('old\n')
 			with self.assertRaisesRegex(UserError, 'stale or failed build'):
-				kbuild.check_built('/tree', 'x86_64', 'default', build)
+				kbuild.check_built('/tree', 'x86_64', cfg, build)
 			with open(os.path.join(build, kbuild.STAMP), 'w') as f:
 				f.write('new\n')
-			kbuild.check_built('/tree', 'x86_64', 'default', build)
+			kbuild.check_built('/tree', 'x86_64', cfg, build)
 
 	def test_make_variables_do_not_leak_into_the_kernel_build(self):
 		with mock.patch.dict(os.environ, {'MAKEFLAGS': ' -- ARCH=arm64', 'ARCH': 'arm64'}):
@@ -96,11 +107,27 @@ class LayoutTest(unittest.TestCase):
 		self.assertEqual(common.build_dir('x86_64', 'default', False), os.path.join(tree, '.kunit'))
 		self.assertEqual(common.build_dir('arm64', 'default', False),
 				 os.path.join(tree, '.kunit-arm64'))
-		others = {common.build_dir('x86_64', 'default', True),
-			  common.build_dir('arm64', 'default', True),
-			  common.build_dir('x86_64', 'debug', False)}
-		self.assertEqual(len(others), 3)
-		self.assertFalse(any(d.startswith(tree) for d in others))
+
+	def test_scratch_build_dirs_mirror_the_prepared_trees(self):
+		"""Same place relative to their tree: the same relative paths for ccache."""
+		src, scratch = common.tree_dir(), common.scratch_dir()
+		dirs = set()
+		for arch in common.ARCHES:
+			for config in ('default', 'nopreempt', 'debug'):
+				plain = common.build_dir(arch, config, False)
+				extra = common.build_dir(arch, config, True)
+				with self.subTest(arch=arch, config=config):
+					# a direct child of its tree: kbuild's srctree is ".."
+					self.assertEqual(os.path.dirname(plain), src)
+					self.assertEqual(os.path.dirname(extra), scratch)
+					self.assertEqual(os.path.basename(plain), os.path.basename(extra))
+					# git ignores them there (prepare.exclude_build_dirs)
+					self.assertTrue(fnmatch.fnmatch(os.path.basename(plain),
+									prepare.BUILD_DIR_PATTERN.strip('/')))
+				dirs |= {plain, extra}
+		self.assertEqual(len(dirs), 2 * 3 * len(common.ARCHES))
+		self.assertEqual(common.build_dir('arm64', 'nopreempt', True),
+				 os.path.join(scratch, '.kunit-arm64-nopreempt'))
 
 	def test_allowed_version_gets_its_own_cache(self):
 		with mock.patch.dict(os.environ, {'KUNIT_RCU_ALLOW_VERSION': '6.1.190-1'}):
@@ -118,6 +145,36 @@ class MutantJudgeTest(unittest.TestCase):
 		self.assertTrue(mutants.judge(want, self.out(failed=['s.a', 's.b']))[0])
 		self.assertFalse(mutants.judge(want, self.out(failed=['s.b']))[0])
 		self.assertFalse(mutants.judge(want, self.out(ok=True))[0])
+
+	def test_mutant_arches_default_and_named(self):
+		with tempfile.TemporaryDirectory() as d:
+			plain, arm = os.path.join(d, 'a.patch'), os.path.join(d, 'b.patch')
+			bad = os.path.join(d, 'c.patch')
+			with open(plain, 'w') as f:
+				f.write('Subject: x\n\nKills: s.a\n')
+			with open(arm, 'w') as f:
+				f.write('Subject: x\n\nArch: arm64\nKills: s.a\n')
+			with open(bad, 'w') as f:
+				f.write('Subject: x\n\nArch: riscv\nKills: s.a\n')
+			self.assertEqual(mutants.arches(plain), ['x86_64'])
+			self.assertEqual(mutants.arches(arm), ['arm64'])
+			with self.assertRaises(common.UserError):
+				mutants.arches(bad)
+
+	def test_project_mutants_name_known_arches_and_configs(self):
+		for path in mutants.mutant_files():
+			self.assertTrue(mutants.arches(path), path)
+			common.load_config(mutants.mutant_config(path))
+
+	def test_mutant_config_line(self):
+		with tempfile.TemporaryDirectory() as d:
+			plain, nohz = os.path.join(d, 'a.patch'), os.path.join(d, 'b.patch')
+			with open(plain, 'w') as f:
+				f.write('Subject: x\n\nKills: s.a\n')
+			with open(nohz, 'w') as f:
+				f.write('Subject: x\n\nConfig: nopreempt\nKills: s.a\n')
+			self.assertEqual(mutants.mutant_config(plain), 'default')
+			self.assertEqual(mutants.mutant_config(nohz), 'nopreempt')
 
 	def test_splat_mutant_needs_a_splat_and_no_failed_case(self):
 		self.assertTrue(mutants.judge(['splat'], self.out(splats=['warning']))[0])

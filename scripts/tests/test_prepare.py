@@ -117,6 +117,30 @@ class PrepareTest(RepoFixture):
 		with self.assertRaisesRegex(UserError, 'does not exist'):
 			prepare.apply_patches(self.tree, ['/nonexistent.patch'], 'EXTRA_PATCHES')
 
+	def test_build_dirs_survive_reset_and_clean_of_a_worktree(self):
+		"""scratch/.kunit* must outlive prepare_scratch's reset of scratch/."""
+		wt = os.path.join(self.tmp, 'scratch')
+		sh(self.tree, 'git', 'worktree', 'add', '-q', '--detach', wt, 'HEAD')
+		prepare.exclude_build_dirs(self.tree)
+		prepare.exclude_build_dirs(self.tree)  # idempotent
+		for d in ('.kunit', '.kunit-arm64', '.kunit-x86_64-nopreempt'):
+			os.makedirs(os.path.join(wt, d, 'kernel'))
+			with open(os.path.join(wt, d, 'kernel', 'x.o'), 'w') as f:
+				f.write('object')
+		os.makedirs(os.path.join(wt, 'stray'))
+		with open(os.path.join(wt, 'stray', 'junk'), 'w') as f:
+			f.write('junk')
+		status = subprocess.run(['git', 'status', '--porcelain'], cwd=wt,
+					capture_output=True, text=True).stdout
+		self.assertEqual(status, '?? stray/\n')  # the build dirs are ignored
+		prepare.reset_worktree(wt, 'HEAD')
+		for d in ('.kunit', '.kunit-arm64', '.kunit-x86_64-nopreempt'):
+			self.assertTrue(os.path.isfile(os.path.join(wt, d, 'kernel', 'x.o')), d)
+		self.assertFalse(os.path.exists(os.path.join(wt, 'stray')))
+		exclude = os.path.join(self.tree, '.git', 'info', 'exclude')
+		with open(exclude) as f:
+			self.assertEqual(f.read().splitlines().count(prepare.BUILD_DIR_PATTERN), 1)
+
 
 class ProjectFilesTest(unittest.TestCase):
 	"""The repository's own series and mutants are well-formed."""

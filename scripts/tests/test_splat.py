@@ -14,7 +14,44 @@ SAMPLES = {
 	'rcu-stall': 'rcu: INFO: rcu_preempt detected stalls on CPUs/tasks:',
 	'hung-task': 'INFO: task kunit_try_catch:77 blocked for more than 120 seconds.',
 	'panic': 'Kernel panic - not syncing: Fatal exception',
+	'soft-lockup': 'watchdog: BUG: soft lockup - CPU#1 stuck for 22s! [kunit_try_catch:77]',
 }
+
+# What 6.1's lockdep_rcu_suspicious() prints: one report, two matching lines.
+LOCKDEP_RCU = '''
+=============================
+WARNING: suspicious RCU usage
+6.1.192 #1 Tainted: G                 N
+-----------------------------
+kernel/rcu/rcu_kunit.c:300 suspicious rcu_dereference_check() usage!
+
+other info that might help us debug this:
+
+
+rcu_scheduler_active = 2, debug_locks = 1
+no locks held by kunit_try_catch/77.
+
+stack backtrace:
+CPU: 1 PID: 77 Comm: kunit_try_catch Tainted: G                 N 6.1.192 #1
+Call Trace:
+ <TASK>
+ dump_stack_lvl+0x45/0x5e
+ lockdep_rcu_suspicious+0x14c/0x160
+ </TASK>
+'''.strip('\n').splitlines()
+
+# A WARN from ct_kernel_exit(): the report up to its end marker.
+CT_WARN = '''WARNING: CPU: 1 PID: 9 at kernel/context_tracking.c:128 ct_kernel_exit+0x9c/0xb0
+Modules linked in:
+CPU: 1 PID: 9 Comm: kunit_try_catch Tainted: G                 N 6.1.192 #1
+RIP: 0010:ct_kernel_exit+0x9c/0xb0
+Call Trace:
+ <TASK>
+ ct_idle_enter+0x9/0x20
+ </TASK>'''.splitlines()
+MIGHT_SLEEP = ['BUG: sleeping function called from invalid context at kernel/sched/core.c:9',
+	       'in_atomic(): 1, irqs_disabled(): 0, non_block: 0, pid: 9, name: kunit_try_catch',
+	       'preempt_count: 1, expected: 0']
 
 
 class SplatTest(unittest.TestCase):
@@ -54,6 +91,36 @@ class SplatTest(unittest.TestCase):
 			 'kunit-rcu: expect splat end', 'WARNING: CPU: 1 PID: 3 at c.c:3 h']
 		found = splat.find(lines)
 		self.assertEqual([s.expected for s in found], [True, False])
+
+	def test_expected_warn_does_not_excuse_a_bug_after_it(self):
+		for end in ([], ['---[ end trace 0000000000000000 ]---']):
+			with self.subTest(end_marker=bool(end)):
+				lines = (['kunit-rcu: expect splat: WARNING: .* at kernel/context_tracking.c']
+					 + CT_WARN + end + MIGHT_SLEEP + ['kunit-rcu: expect splat end'])
+				found = splat.find(lines)
+				self.assertEqual([(s.kind, s.expected) for s in found],
+						 [('warning', True), ('might-sleep', False)])
+				self.assertTrue(found[1].text.startswith('BUG: sleeping function'))
+
+	def test_same_kind_after_end_marker_is_judged_on_its_own(self):
+		lines = (['kunit-rcu: expect splat: context_tracking'] + CT_WARN +
+			 ['---[ end trace 0000000000000000 ]---',
+			  'WARNING: CPU: 1 PID: 9 at kernel/rcu/tree.c:1 f+0x0/0x1',
+			  'kunit-rcu: expect splat end'])
+		self.assertEqual([s.expected for s in splat.find(lines)], [True, False])
+
+	def test_lockdep_rcu_report_is_one_splat(self):
+		found = splat.find(LOCKDEP_RCU)
+		self.assertEqual([(s.kind, s.expected) for s in found], [('suspicious-rcu', False)])
+		lines = (['kunit-rcu: expect splat: suspicious RCU usage'] + LOCKDEP_RCU +
+			 ['kunit-rcu: expect splat end'])
+		found = splat.find(lines)
+		self.assertEqual([(s.kind, s.expected) for s in found], [('suspicious-rcu', True)])
+
+	def test_panic_end_marker_is_not_another_panic(self):
+		lines = ['Kernel panic - not syncing: Fatal exception',
+			 '---[ end Kernel panic - not syncing: Fatal exception ]---']
+		self.assertEqual([s.kind for s in splat.find(lines)], ['panic'])
 
 
 if __name__ == '__main__':

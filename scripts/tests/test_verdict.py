@@ -1,13 +1,17 @@
 # SPDX-License-Identifier: GPL-2.0
 import unittest
 
-from kunit_rcu import ktap, verdict
-from tests.helpers import EXPECTED, PASSING, with_line_after
+import copy
+import json
+
+from kunit_rcu import ktap, report, verdict
+from kunit_rcu.sources import Case
+from tests.helpers import EXPECTED, PASSING, SKIP_CONFIG, with_line_after
 
 
 class VerdictTest(unittest.TestCase):
 	def test_clean_run_passes(self):
-		v = verdict.judge(PASSING, EXPECTED)
+		v = verdict.judge(PASSING, EXPECTED, config=SKIP_CONFIG)
 		self.assertTrue(v.passed, v.reasons)
 		self.assertEqual((v.count(ktap.PASSED), v.count(ktap.SKIPPED)), (2, 1))
 		self.assertEqual(v.cases[0].requirements, ['SCH-1'])
@@ -72,7 +76,78 @@ class VerdictTest(unittest.TestCase):
 		text = with_line_after(PASSING, 'ok 1 rcu_read_lock_nesting',
 				       'kunit-rcu: expect splat: suspicious RCU usage\n'
 				       'WARNING: suspicious RCU usage\nkunit-rcu: expect splat end')
-		self.assertTrue(verdict.judge(text, EXPECTED).passed)
+		self.assertTrue(verdict.judge(text, EXPECTED, config=SKIP_CONFIG).passed)
+
+	def test_suite_printed_twice_fails_and_is_named(self):
+		suite = PASSING[PASSING.index('[    1.000002]'):PASSING.index('[    1.400000]')]
+		failing = suite.replace('    ok 2 rcu_poll_get_state', '    not ok 2 rcu_poll_get_state') \
+			.replace('] ok 1 rcu_core', '] not ok 1 rcu_core')
+		again = suite.replace('] ok 1 rcu_core', '] ok 2 rcu_core')
+		text = PASSING.replace(suite, failing + again).replace('] 1..1', '] 1..2')
+		v = verdict.judge(text, EXPECTED, config=SKIP_CONFIG)
+		self.assertFalse(v.passed)
+		self.assertIn('suite rcu_core printed 2 times in the KTAP output',
+			      v.reasons)
+		# The failing printing is the one recorded, not silently the last one.
+		self.assertEqual(v.failed_cases(), ['rcu_core.rcu_poll_get_state'])
+		self.assertEqual(len(v.cases), 3)
+
+	def test_case_printed_twice_fails_and_is_named(self):
+		text = PASSING.replace('    ok 2 rcu_poll_get_state\n',
+				       '    not ok 2 rcu_poll_get_state\n    ok 2 rcu_poll_get_state\n') \
+			.replace('    1..3', '    1..4')
+		v = verdict.judge(text, EXPECTED, config=SKIP_CONFIG)
+		self.assertFalse(v.passed)
+		self.assertIn('case rcu_core.rcu_poll_get_state printed 2 times in the KTAP output', v.reasons)
+		self.assertEqual(v.failed_cases(), ['rcu_core.rcu_poll_get_state'])
+
+	def test_case_listed_twice_in_sources_fails_and_is_named(self):
+		expected = copy.deepcopy(EXPECTED)
+		expected[0].cases.append(Case('rcu_poll_get_state', ['POLL-1']))
+		v = verdict.judge(PASSING, expected, config=SKIP_CONFIG)
+		self.assertFalse(v.passed)
+		self.assertIn('case rcu_core.rcu_poll_get_state listed 2 times in the sources '
+			      '(kernel/rcu/rcu_kunit.c)', v.reasons)
+		self.assertEqual(len(v.cases), 3)
+
+	def test_suite_defined_twice_in_sources_fails(self):
+		v = verdict.judge(PASSING, EXPECTED + copy.deepcopy(EXPECTED), config=SKIP_CONFIG)
+		self.assertFalse(v.passed)
+		self.assertIn('suite rcu_core defined 2 times in the sources '
+			      '(kernel/rcu/rcu_kunit.c, kernel/rcu/rcu_kunit.c)', v.reasons)
+
+	def test_undeclared_skip_fails_and_names_case_and_message(self):
+		v = verdict.judge(PASSING, EXPECTED, arch='x86_64', config='default')
+		self.assertFalse(v.passed)
+		(reason,) = v.reasons
+		self.assertIn('case rcu_core.rcu_poll_start skipped without declaring it', reason)
+		self.assertIn('"not this config"', reason)
+		self.assertIn('add `May skip: <arch or config>` to its comment if that is intended',
+			      reason)
+
+	def test_declared_skip_by_arch_or_config_passes(self):
+		expected = copy.deepcopy(EXPECTED)
+		expected[0].cases[2].may_skip = ['arm64', 'nohz']
+		self.assertTrue(verdict.judge(PASSING, expected, arch='arm64').passed)
+		self.assertTrue(verdict.judge(PASSING, expected, config='nohz').passed)
+		self.assertFalse(verdict.judge(PASSING, expected, arch='x86_64', config='default').passed)
+
+	def test_no_case_passed_fails(self):
+		text = PASSING.replace('    ok 1 rcu_read_lock_nesting', '    ok 1 rcu_read_lock_nesting # SKIP x') \
+			.replace('    ok 2 rcu_poll_get_state', '    ok 2 rcu_poll_get_state # SKIP y')
+		expected = copy.deepcopy(EXPECTED)
+		for c in expected[0].cases:
+			c.may_skip = [SKIP_CONFIG]
+		v = verdict.judge(text, expected, config=SKIP_CONFIG)
+		self.assertEqual(v.reasons, ['no case passed'])
+
+	def test_results_json_has_may_skip_and_skip_reason(self):
+		v = verdict.judge(PASSING, EXPECTED, config=SKIP_CONFIG)
+		data = json.loads(json.dumps(report.to_json(v, {'arch': 'x86_64', 'config': SKIP_CONFIG})))
+		case = next(c for c in data['cases'] if c['case'] == 'rcu_poll_start')
+		self.assertEqual((case['status'], case['reason'], case['may_skip']),
+				 ('skipped', 'not this config', [SKIP_CONFIG]))
+		self.assertEqual(data['cases'][0]['may_skip'], [])
 
 
 if __name__ == '__main__':

@@ -1,0 +1,833 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kunit-rcu: state snapshots, bounded waits, work on a chosen CPU, fake
+ * extended quiescent states, interrupts, NMI-like entries and expected
+ * splats for the KUnit suites of RCU's Linux-kernel requirements.
+ */
+
+#include <kunit/resource.h>
+#include <linux/completion.h>
+#include <linux/context_tracking.h>
+#include <linux/cpumask.h>
+#include <linux/delay.h>
+#include <linux/irq_work.h>
+#include <linux/kthread.h>
+#include <linux/percpu.h>
+#include <linux/preempt.h>
+#include <linux/rcupdate.h>
+#include <linux/refcount.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/timekeeping.h>
+#include <trace/events/printk.h>
+
+#include "kunit_rcu.h"
+
+/* Spinning loops read the clock once every this many iterations. */
+#define KUNIT_RCU_CLOCK_EVERY	1024
+
+/**
+ * kunit_rcu_reader_depth() - RCU reader nesting as the implementation counts it
+ *
+ * ->rcu_read_lock_nesting with preemptible RCU, the preemption-disable
+ * depth otherwise.
+ *
+ * Return: the depth.
+ */
+int kunit_rcu_reader_depth(void)
+{
+	if (IS_ENABLED(CONFIG_PREEMPT_RCU))
+		return rcu_preempt_depth();
+	return preempt_count() & PREEMPT_MASK;
+}
+
+/**
+ * kunit_rcu_snap() - record RCU and context-tracking state
+ * @s: where to record it
+ *
+ * Safe in any context, including NMI-like handlers and a fake extended
+ * quiescent state: it neither sleeps, nor prints, nor uses RCU.
+ */
+void kunit_rcu_snap(struct kunit_rcu_snap *s)
+{
+	s->cpu = raw_smp_processor_id();
+	s->preempt_count = preempt_count();
+	s->reader_depth = kunit_rcu_reader_depth();
+	s->dynticks = ct_dynticks();
+	s->nesting = ct_dynticks_nesting();
+	s->nmi_nesting = ct_dynticks_nmi_nesting();
+	s->watching = rcu_is_watching();
+	s->in_nmi = in_nmi();
+	s->in_hardirq = in_hardirq();
+	s->irqs_disabled = irqs_disabled();
+	s->preemptible = preemptible();
+	s->idle_task = is_idle_task(current);
+	s->sp = (unsigned long)__builtin_frame_address(0);
+	s->valid = true;
+}
+
+/**
+ * kunit_rcu_now_ms() - a millisecond clock usable in any context
+ *
+ * Based on ktime_get_mono_fast_ns(), so it advances with interrupts
+ * disabled, in NMIs and in a fake extended quiescent state, where
+ * jiffies may stand still.
+ *
+ * Return: milliseconds since boot.
+ */
+u64 kunit_rcu_now_ms(void)
+{
+	return div_u64(ktime_get_mono_fast_ns(), NSEC_PER_MSEC);
+}
+
+/**
+ * kunit_rcu_spin_until() - busy-wait for a condition, bounded
+ * @done: the condition
+ * @arg: its argument
+ * @ms: bound in milliseconds
+ *
+ * Never sleeps: usable in readers, with interrupts disabled and in
+ * NMI-like handlers.
+ *
+ * Return: whether @done(@arg) became true within @ms.
+ */
+bool kunit_rcu_spin_until(bool (*done)(void *arg), void *arg, unsigned int ms)
+{
+	u64 end = kunit_rcu_now_ms() + ms;
+	unsigned int i = 0;
+
+	while (!done(arg)) {
+		/*
+		 * Read the clock seldom: under QEMU TCG it is the HPET, whose
+		 * every read takes QEMU's big lock and slows the other vCPUs.
+		 */
+		if (!(++i % KUNIT_RCU_CLOCK_EVERY) && kunit_rcu_now_ms() > end)
+			return done(arg);
+		cpu_relax();
+	}
+	return true;
+}
+
+/**
+ * kunit_rcu_wait_until() - sleep-wait for a condition, bounded
+ * @done: the condition
+ * @arg: its argument
+ * @ms: bound in milliseconds
+ *
+ * Return: whether @done(@arg) became true within @ms.
+ */
+bool kunit_rcu_wait_until(bool (*done)(void *arg), void *arg, unsigned int ms)
+{
+	u64 end = kunit_rcu_now_ms() + ms;
+
+	might_sleep();
+	while (!done(arg)) {
+		if (kunit_rcu_now_ms() > end)
+			return done(arg);
+		usleep_range(500, 1000);
+	}
+	return true;
+}
+
+static bool kunit_rcu_never(void *arg)
+{
+	return false;
+}
+
+/**
+ * kunit_rcu_delay_ms() - let time pass in the test thread without jiffies
+ * @ms: how long
+ *
+ * msleep() counts jiffies, which stand still while the CPU that keeps
+ * time (with a periodic tick, always the boot CPU) is held in a handler
+ * or with interrupts disabled.  This sleeps in short hrtimer steps and
+ * bounds the total with the monotonic clock.
+ */
+void kunit_rcu_delay_ms(unsigned int ms)
+{
+	u64 end = kunit_rcu_now_ms() + ms;
+
+	might_sleep();
+	while (kunit_rcu_now_ms() <= end)
+		usleep_range(100, 200);
+}
+
+static bool kunit_rcu_flag_set(void *flag)
+{
+	return atomic_read_acquire(flag);
+}
+
+/**
+ * kunit_rcu_spin_flag() - busy-wait until an atomic flag is non-zero, bounded
+ * @flag: the flag
+ * @ms: bound in milliseconds
+ *
+ * Return: whether @flag became non-zero within @ms.
+ */
+bool kunit_rcu_spin_flag(atomic_t *flag, unsigned int ms)
+{
+	return kunit_rcu_spin_until(kunit_rcu_flag_set, flag, ms);
+}
+
+/**
+ * kunit_rcu_wait_flag() - sleep-wait until an atomic flag is non-zero, bounded
+ * @flag: the flag
+ * @ms: bound in milliseconds
+ *
+ * Return: whether @flag became non-zero within @ms.
+ */
+bool kunit_rcu_wait_flag(atomic_t *flag, unsigned int ms)
+{
+	return kunit_rcu_wait_until(kunit_rcu_flag_set, flag, ms);
+}
+
+/**
+ * kunit_rcu_avoid_cpu() - keep the calling task off one CPU
+ * @cpu: the CPU a case is about to hold in a handler, with interrupts
+ *	disabled or in a fake user mode
+ *
+ * The calling task (the test thread) may run on any other online CPU,
+ * so that a CPU stuck in a synchronous cross-call to the held one (a
+ * TLB flush, for example) does not stop the test thread too.  The
+ * restriction ends with the test thread.
+ */
+void kunit_rcu_avoid_cpu(int cpu)
+{
+	cpumask_var_t others;
+
+	if (!alloc_cpumask_var(&others, GFP_KERNEL))
+		return;
+	cpumask_andnot(others, cpu_online_mask, cpumask_of(cpu));
+	set_cpus_allowed_ptr(current, others);
+	free_cpumask_var(others);
+}
+
+/**
+ * kunit_rcu_target_cpu() - pick a CPU to hold, and keep the caller off it
+ *
+ * For a case that holds a CPU in a handler or with interrupts disabled
+ * while the test thread drives grace periods.  The target is the second
+ * online CPU: the first one (the boot CPU) keeps time with a periodic
+ * tick, and holding it would stop jiffies and, with a broadcast tick,
+ * everybody's timers.  The caller then avoids the target
+ * (kunit_rcu_avoid_cpu()).
+ *
+ * Return: the target CPU, or -ENODEV with fewer than two CPUs online.
+ */
+int kunit_rcu_target_cpu(void)
+{
+	int cpu = cpumask_next(cpumask_first(cpu_online_mask), cpu_online_mask);
+
+	if (cpu >= nr_cpu_ids)
+		return -ENODEV;
+	kunit_rcu_avoid_cpu(cpu);
+	return cpu;
+}
+
+/**
+ * kunit_rcu_other_cpu() - an online CPU other than @cpu
+ * @cpu: the CPU to avoid
+ *
+ * Return: the next online CPU after @cpu, or -ENODEV with only one online.
+ */
+int kunit_rcu_other_cpu(int cpu)
+{
+	int other = cpumask_next_wrap(cpu, cpu_online_mask, cpu, false);
+
+	return other < nr_cpu_ids && other != cpu ? other : -ENODEV;
+}
+
+/**
+ * kunit_rcu_eqs_call() - run a function inside a fake extended quiescent state
+ * @fn: the function; it must not use RCU, sleep or print
+ * @arg: its argument
+ *
+ * With interrupts disabled throughout, enters idle for RCU
+ * (ct_idle_enter()), calls @fn and leaves again (ct_idle_exit()).  @fn
+ * may raise NMI-like entries with kunit_rcu_raise() or call
+ * ct_irq_enter()/ct_irq_exit() itself.
+ */
+void kunit_rcu_eqs_call(void (*fn)(void *arg), void *arg)
+{
+	unsigned long flags;
+
+	local_irq_save(flags);
+	ct_idle_enter();
+	fn(arg);
+	ct_idle_exit();
+	local_irq_restore(flags);
+}
+
+struct kunit_rcu_work {
+	refcount_t ref;
+	void (*fn)(void *arg);
+	void *arg;
+	bool eqs;
+	int cpu;
+	struct completion done;
+};
+
+static void kunit_rcu_work_put(struct kunit_rcu_work *w)
+{
+	if (refcount_dec_and_test(&w->ref))
+		kfree(w);
+}
+
+static int kunit_rcu_work_thread(void *data)
+{
+	struct kunit_rcu_work *w = data;
+
+	if (w->eqs)
+		kunit_rcu_eqs_call(w->fn, w->arg);
+	else
+		w->fn(w->arg);
+	complete(&w->done);
+	kunit_rcu_work_put(w);
+	return 0;
+}
+
+/**
+ * kunit_rcu_start_on_cpu() - start a function in a kthread bound to a CPU
+ * @test: the test case (fails on error)
+ * @cpu: the CPU
+ * @fn: the function
+ * @arg: its argument, which must stay valid until kunit_rcu_finish()
+ * @eqs: run @fn inside a fake extended quiescent state
+ *	(kunit_rcu_eqs_call())
+ *
+ * Return: a handle for kunit_rcu_finish(), or NULL (the case has failed).
+ */
+struct kunit_rcu_work *kunit_rcu_start_on_cpu(struct kunit *test, int cpu,
+					      void (*fn)(void *arg), void *arg,
+					      bool eqs)
+{
+	struct kunit_rcu_work *w = kzalloc(sizeof(*w), GFP_KERNEL);
+	struct task_struct *t;
+
+	if (!w) {
+		KUNIT_FAIL(test, "no memory for work on CPU %d", cpu);
+		return NULL;
+	}
+	refcount_set(&w->ref, 2);
+	w->fn = fn;
+	w->arg = arg;
+	w->eqs = eqs;
+	w->cpu = cpu;
+	init_completion(&w->done);
+	t = kthread_run_on_cpu(kunit_rcu_work_thread, w, cpu, "kunit_rcu/%u");
+	if (IS_ERR(t)) {
+		KUNIT_FAIL(test, "cannot start a kthread on CPU %d: %ld", cpu, PTR_ERR(t));
+		kfree(w);
+		return NULL;
+	}
+	return w;
+}
+
+/**
+ * kunit_rcu_finish() - wait, bounded, for work started on a CPU
+ * @test: the test case; it fails if the work does not finish in time
+ * @w: the handle (NULL is accepted: the start failed)
+ * @ms: bound in milliseconds
+ *
+ * Return: whether the work finished within @ms.
+ */
+bool kunit_rcu_finish(struct kunit *test, struct kunit_rcu_work *w, unsigned int ms)
+{
+	bool done;
+
+	if (!w)
+		return false;
+	done = wait_for_completion_timeout(&w->done, msecs_to_jiffies(ms));
+	if (!done)
+		KUNIT_FAIL(test, "work on CPU %d did not finish within %u ms%s",
+			   w->cpu, ms, w->eqs ? " (in a fake EQS)" : "");
+	kunit_rcu_work_put(w);
+	return done;
+}
+
+/**
+ * kunit_rcu_run_on_cpu() - run a function in a kthread bound to a CPU, bounded
+ * @test: the test case; it fails if the function does not finish in time
+ * @cpu: the CPU
+ * @fn: the function
+ * @arg: its argument
+ * @eqs: run @fn inside a fake extended quiescent state
+ * @ms: bound in milliseconds
+ *
+ * Return: whether @fn finished within @ms.
+ */
+bool kunit_rcu_run_on_cpu(struct kunit *test, int cpu, void (*fn)(void *arg),
+			  void *arg, bool eqs, unsigned int ms)
+{
+	return kunit_rcu_finish(test, kunit_rcu_start_on_cpu(test, cpu, fn, arg, eqs), ms);
+}
+
+struct kunit_rcu_irq {
+	struct irq_work work;
+	void (*fn)(void *arg);
+	void *arg;
+	int cpu;
+	atomic_t done;
+};
+
+static void kunit_rcu_irq_fn(struct irq_work *work)
+{
+	struct kunit_rcu_irq *ir = container_of(work, struct kunit_rcu_irq, work);
+
+	ir->fn(ir->arg);
+	atomic_set_release(&ir->done, 1);
+}
+
+/**
+ * kunit_rcu_irq_start() - run a function in a hardirq handler on a CPU
+ * @test: the test case (fails on error)
+ * @cpu: the CPU (the current one too: a self-interrupt)
+ * @fn: the function, called in hardirq context
+ * @arg: its argument, which must stay valid until kunit_rcu_irq_finish()
+ *
+ * Uses a hard irq_work, which an IPI (or, for the current CPU, a
+ * self-interrupt) delivers.
+ *
+ * Return: a handle for kunit_rcu_irq_finish(), or NULL (the case has failed).
+ */
+struct kunit_rcu_irq *kunit_rcu_irq_start(struct kunit *test, int cpu,
+					  void (*fn)(void *arg), void *arg)
+{
+	struct kunit_rcu_irq *ir = kzalloc(sizeof(*ir), GFP_KERNEL);
+
+	if (!ir) {
+		KUNIT_FAIL(test, "no memory for an interrupt on CPU %d", cpu);
+		return NULL;
+	}
+	ir->work = IRQ_WORK_INIT_HARD(kunit_rcu_irq_fn);
+	ir->fn = fn;
+	ir->arg = arg;
+	ir->cpu = cpu;
+	irq_work_queue_on(&ir->work, cpu);
+	return ir;
+}
+
+/**
+ * kunit_rcu_irq_finish() - wait, bounded, for a handler started by kunit_rcu_irq_start()
+ * @test: the test case; it fails if the handler does not finish in time
+ * @ir: the handle (NULL is accepted: the start failed)
+ * @ms: bound in milliseconds
+ *
+ * Return: whether the handler ran and finished within @ms.
+ */
+bool kunit_rcu_irq_finish(struct kunit *test, struct kunit_rcu_irq *ir, unsigned int ms)
+{
+	if (!ir)
+		return false;
+	if (!kunit_rcu_wait_flag(&ir->done, ms)) {
+		/* Still queued or running: leak it rather than free it under the handler. */
+		KUNIT_FAIL(test, "interrupt handler on CPU %d did not finish within %u ms",
+			   ir->cpu, ms);
+		return false;
+	}
+	irq_work_sync(&ir->work);
+	kfree(ir);
+	return true;
+}
+
+/**
+ * kunit_rcu_irq_on_cpu() - run a function in a hardirq handler on a CPU, bounded
+ * @test: the test case; it fails if the handler does not finish in time
+ * @cpu: the CPU
+ * @fn: the function, called in hardirq context
+ * @arg: its argument
+ * @ms: bound in milliseconds
+ *
+ * Return: whether the handler ran and finished within @ms.
+ */
+bool kunit_rcu_irq_on_cpu(struct kunit *test, int cpu, void (*fn)(void *arg),
+			  void *arg, unsigned int ms)
+{
+	return kunit_rcu_irq_finish(test, kunit_rcu_irq_start(test, cpu, fn, arg), ms);
+}
+
+/*
+ * NMI-like entries.  kunit_rcu_raise() pushes a call on a per-CPU stack
+ * and makes the arch code raise the entry on this CPU; the entry's
+ * handler runs the innermost call that has not run yet.  A call's
+ * function may raise a further entry: that is how nesting is tested.
+ */
+#define KUNIT_RCU_MAX_DEPTH	4
+
+struct kunit_rcu_call {
+	void (*fn)(void *arg);
+	void *arg;
+	bool started;
+	bool done;
+};
+
+static bool kunit_rcu_call_done(void *call)
+{
+	return READ_ONCE(((struct kunit_rcu_call *)call)->done);
+}
+
+static DEFINE_PER_CPU(struct kunit_rcu_call *, kunit_rcu_calls[KUNIT_RCU_MAX_DEPTH]);
+static DEFINE_PER_CPU(int, kunit_rcu_depth);
+static bool kunit_rcu_armed;
+
+/**
+ * kunit_rcu_entry_handler() - run the pending call of an NMI-like entry
+ *
+ * Called by the arch back end from the entry's handler.
+ */
+void kunit_rcu_entry_handler(void)
+{
+	int depth = __this_cpu_read(kunit_rcu_depth);
+	struct kunit_rcu_call *c;
+
+	if (depth <= 0)
+		return;
+	c = __this_cpu_read(kunit_rcu_calls[depth - 1]);
+	if (!c || c->started)
+		return;
+	c->started = true;
+	c->fn(c->arg);
+	WRITE_ONCE(c->done, true);
+}
+
+static void kunit_rcu_entries_free(struct kunit_resource *res)
+{
+	kunit_rcu_arch_disarm();
+	WRITE_ONCE(kunit_rcu_armed, false);
+}
+
+static struct kunit_resource kunit_rcu_entries_res;
+
+/**
+ * kunit_rcu_entries_arm() - install the handlers of the NMI-like entries
+ * @test: the test case; the handlers are removed when it ends, however
+ *	it ends
+ *
+ * Return: 0, or a negative errno (the case has failed).
+ */
+int kunit_rcu_entries_arm(struct kunit *test)
+{
+	int ret = kunit_rcu_arch_arm();
+
+	if (ret) {
+		KUNIT_FAIL(test, "cannot install the entry handlers: %d", ret);
+		return ret;
+	}
+	WRITE_ONCE(kunit_rcu_armed, true);
+	ret = kunit_add_named_resource(test, NULL, kunit_rcu_entries_free,
+				       &kunit_rcu_entries_res, "kunit_rcu_entries", NULL);
+	if (ret) {
+		kunit_rcu_entries_free(NULL);
+		KUNIT_FAIL(test, "cannot track the entry handlers: %d", ret);
+	}
+	return ret;
+}
+
+/**
+ * kunit_rcu_entry_supported() - whether this arch can raise an entry
+ * @e: the entry
+ *
+ * Return: true if kunit_rcu_raise(@e, ...) works here.
+ */
+bool kunit_rcu_entry_supported(enum kunit_rcu_entry e)
+{
+	return kunit_rcu_arch_supported(e);
+}
+
+/**
+ * kunit_rcu_nmi_like() - the NMI-like entry to use at a nesting depth
+ * @depth: 0 for the outermost entry
+ *
+ * x86: an NMI outside, int3 nested in it (NMIs do not nest).  arm64: a
+ * kernel BRK at every depth; it stands in for the NMI, since the virt
+ * machine under TCG delivers no pseudo-NMI in this setup.
+ *
+ * Return: the entry.
+ */
+enum kunit_rcu_entry kunit_rcu_nmi_like(unsigned int depth)
+{
+	if (kunit_rcu_arch_supported(KUNIT_RCU_NMI))
+		return depth ? KUNIT_RCU_INT3 : KUNIT_RCU_NMI;
+	return KUNIT_RCU_BRK;
+}
+
+/**
+ * kunit_rcu_entry_name() - printable name of an entry
+ * @e: the entry
+ *
+ * Return: its name.
+ */
+const char *kunit_rcu_entry_name(enum kunit_rcu_entry e)
+{
+	switch (e) {
+	case KUNIT_RCU_NMI:
+		return "NMI";
+	case KUNIT_RCU_INT3:
+		return "int3";
+	case KUNIT_RCU_BRK:
+		return "BRK";
+	}
+	return "?";
+}
+
+/**
+ * kunit_rcu_raise() - raise an NMI-like entry on this CPU and run @fn in it
+ * @e: the entry
+ * @fn: called in the entry's handler; no KUNIT_EXPECT_*(), sleeping or
+ *	printing there
+ * @arg: its argument
+ *
+ * Synchronous: returns after the handler ran @fn, or after a bound for
+ * an NMI that is never delivered.  Call it with preemption disabled, for
+ * example inside kunit_rcu_eqs_call() or from another entry's @fn.
+ *
+ * Return: 0 if @fn ran, -EOPNOTSUPP, -EBUSY (nested too deep, or the
+ * handlers are not installed) or -ETIMEDOUT.
+ */
+int kunit_rcu_raise(enum kunit_rcu_entry e, void (*fn)(void *arg), void *arg)
+{
+	struct kunit_rcu_call c = { .fn = fn, .arg = arg };
+	int depth = __this_cpu_read(kunit_rcu_depth);
+	int ret;
+
+	if (!kunit_rcu_arch_supported(e))
+		return -EOPNOTSUPP;
+	if (!READ_ONCE(kunit_rcu_armed) || depth >= KUNIT_RCU_MAX_DEPTH)
+		return -EBUSY;
+	__this_cpu_write(kunit_rcu_calls[depth], &c);
+	__this_cpu_write(kunit_rcu_depth, depth + 1);
+	barrier();
+	ret = kunit_rcu_arch_raise(e);
+	if (!ret)
+		kunit_rcu_spin_until(kunit_rcu_call_done, &c, KUNIT_RCU_PROMPT_MS);
+	barrier();
+	/* A handler only ever runs on this CPU: nothing can use @c after this. */
+	__this_cpu_write(kunit_rcu_calls[depth], NULL);
+	__this_cpu_write(kunit_rcu_depth, depth);
+	if (ret)
+		return ret;
+	return READ_ONCE(c.done) ? 0 : -ETIMEDOUT;
+}
+
+/**
+ * kunit_rcu_hold_reader() - hold an RCU reader open until released
+ * @hold: a struct kunit_rcu_hold
+ *
+ * Meant to run in any context (task, hardirq, NMI-like handler, a
+ * fake EQS after ct_irq_enter()): begins a reader, records the state
+ * in it, signals ->in_reader and spins until the test thread sets
+ * ->release or KUNIT_RCU_PROMPT_MS pass, then ends the reader and
+ * records the state after it.  Pair it with kunit_rcu_expect_gp_held().
+ */
+void kunit_rcu_hold_reader(void *hold)
+{
+	struct kunit_rcu_hold *h = hold;
+
+	rcu_read_lock();
+	kunit_rcu_snap(&h->in);
+	atomic_set_release(&h->in_reader, 1);
+	h->released = kunit_rcu_spin_flag(&h->release, KUNIT_RCU_PROMPT_MS);
+	rcu_read_unlock();
+	kunit_rcu_snap(&h->out);
+}
+
+/**
+ * kunit_rcu_hold_reader_irqs_off() - kunit_rcu_hold_reader() with interrupts disabled
+ * @hold: a struct kunit_rcu_hold
+ */
+void kunit_rcu_hold_reader_irqs_off(void *hold)
+{
+	unsigned long flags;
+
+	local_irq_save(flags);
+	kunit_rcu_hold_reader(hold);
+	local_irq_restore(flags);
+}
+
+/**
+ * kunit_rcu_cookie_done() - kunit_rcu_*_until() condition: a polled cookie completed
+ * @cookie: an unsigned long cookie from get_state_synchronize_rcu() and friends
+ *
+ * Return: poll_state_synchronize_rcu() of it.
+ */
+bool kunit_rcu_cookie_done(void *cookie)
+{
+	return poll_state_synchronize_rcu(*(unsigned long *)cookie);
+}
+
+/**
+ * kunit_rcu_gp_reached_reader() - kunit_rcu_*_until() condition for a reader
+ * @rgos: a struct rcu_gp_oldstate of a grace period started in the reader
+ *
+ * True once the grace period is over or, with preemptible RCU, once it
+ * has reached the current task's reader: RCU marked the reader
+ * (->rcu_read_unlock_special) as holding up an expedited grace period
+ * or as preempted, so its outermost rcu_read_unlock() owes a quiescent
+ * state.  Without preemptible RCU only the first can happen, so a
+ * reader waiting for this spins out its bound.
+ *
+ * Return: whether the grace period reached the reader.
+ */
+bool kunit_rcu_gp_reached_reader(void *rgos)
+{
+#ifdef CONFIG_PREEMPT_RCU
+	union rcu_special special = { .s = READ_ONCE(current->rcu_read_unlock_special.s) };
+
+	if (special.b.exp_hint || special.b.blocked)
+		return true;
+#endif
+	return poll_state_synchronize_rcu_full(rgos);
+}
+
+/**
+ * kunit_rcu_full_done() - kunit_rcu_*_until() condition: a full state completed
+ * @rgos: a struct rcu_gp_oldstate
+ *
+ * Return: poll_state_synchronize_rcu_full() of it.
+ */
+bool kunit_rcu_full_done(void *rgos)
+{
+	return poll_state_synchronize_rcu_full(rgos);
+}
+
+/**
+ * kunit_rcu_expect_gp_held() - a held reader must hold up grace periods
+ * @test: the test case
+ * @h: the reader, held by kunit_rcu_hold_reader() on another CPU
+ * @where: what holds it, for the failure messages
+ *
+ * Waits (bounded) for the reader to begin, starts a normal and an
+ * expedited grace period, and checks that neither completes within
+ * KUNIT_RCU_HOLD_MS; then releases the reader and checks that both
+ * complete within KUNIT_RCU_GP_TIMEOUT_MS.  The reader is released on
+ * every path.
+ */
+void kunit_rcu_expect_gp_held(struct kunit *test, struct kunit_rcu_hold *h,
+			      const char *where)
+{
+	struct rcu_gp_oldstate norm, exp;
+	bool norm_held, exp_held;
+	u64 start, took;
+
+	if (!kunit_rcu_wait_flag(&h->in_reader, KUNIT_RCU_PROMPT_MS)) {
+		atomic_set(&h->release, 1);
+		KUNIT_FAIL(test, "%s: the reader did not begin within %d ms",
+			   where, KUNIT_RCU_PROMPT_MS);
+		return;
+	}
+	start = kunit_rcu_now_ms();
+	start_poll_synchronize_rcu_full(&norm);
+	start_poll_synchronize_rcu_expedited_full(&exp);
+	kunit_rcu_delay_ms(KUNIT_RCU_HOLD_MS);
+	norm_held = !poll_state_synchronize_rcu_full(&norm);
+	exp_held = !poll_state_synchronize_rcu_full(&exp);
+	atomic_set_release(&h->release, 1);
+	took = kunit_rcu_now_ms() - start;
+
+	KUNIT_EXPECT_TRUE_MSG(test, norm_held,
+			      "%s: a normal grace period ended while the reader ran (%llu ms)",
+			      where, took);
+	KUNIT_EXPECT_TRUE_MSG(test, exp_held,
+			      "%s: an expedited grace period ended while the reader ran (%llu ms)",
+			      where, took);
+	KUNIT_EXPECT_TRUE_MSG(test, kunit_rcu_wait_until(kunit_rcu_full_done, &norm,
+							 KUNIT_RCU_GP_TIMEOUT_MS),
+			      "%s: the normal grace period did not end within %d ms of the reader",
+			      where, KUNIT_RCU_GP_TIMEOUT_MS);
+	KUNIT_EXPECT_TRUE_MSG(test, kunit_rcu_wait_until(kunit_rcu_full_done, &exp,
+							 KUNIT_RCU_GP_TIMEOUT_MS),
+			      "%s: the expedited grace period did not end within %d ms of the reader",
+			      where, KUNIT_RCU_GP_TIMEOUT_MS);
+}
+
+/*
+ * Expected splats.  The tooling excuses a splat whose first line matches
+ * the expression printed in "kunit-rcu: expect splat: <expression>", up
+ * to "kunit-rcu: expect splat end"; the console tracepoint lets the case
+ * itself see whether the splat came, so a missing diagnosis fails it.
+ */
+static const char *kunit_rcu_needle;
+static atomic_t kunit_rcu_needle_seen;
+static struct kunit_resource kunit_rcu_splat_res;
+
+/* Does @buf contain one of the '|'-separated texts of @needle? */
+static bool kunit_rcu_needle_in(const char *needle, const char *buf, size_t len)
+{
+	char alt[64];
+
+	while (*needle) {
+		size_t n = strcspn(needle, "|");
+
+		if (n && n < sizeof(alt)) {
+			memcpy(alt, needle, n);
+			alt[n] = '\0';
+			if (strnstr(buf, alt, len))
+				return true;
+		}
+		needle += n + !!needle[n];
+	}
+	return false;
+}
+
+static void kunit_rcu_probe_console(void *ignore, const char *buf, size_t len)
+{
+	const char *needle = READ_ONCE(kunit_rcu_needle);
+
+	if (needle && kunit_rcu_needle_in(needle, buf, len))
+		atomic_set(&kunit_rcu_needle_seen, 1);
+}
+
+static void kunit_rcu_splat_free(struct kunit_resource *res)
+{
+	unregister_trace_console(kunit_rcu_probe_console, NULL);
+	tracepoint_synchronize_unregister();
+	WRITE_ONCE(kunit_rcu_needle, NULL);
+}
+
+/**
+ * kunit_rcu_expect_splat_begin() - declare a splat the case provokes on purpose
+ * @test: the test case
+ * @needle: a text in the first line of each splat expected, or several
+ *	separated by '|'; the tooling reads it as a regular expression, so
+ *	keep it free of other regex specials than '.' and '|' (each text
+ *	shorter than 64 characters)
+ *
+ * Until kunit_rcu_expect_splat_end(), splats whose first line contains
+ * @needle do not fail the run; any other splat still does.
+ */
+void kunit_rcu_expect_splat_begin(struct kunit *test, const char *needle)
+{
+	int ret;
+
+	KUNIT_ASSERT_NULL_MSG(test, READ_ONCE(kunit_rcu_needle), "nested expected splats");
+	pr_info("kunit-rcu: expect splat: %s\n", needle);
+	atomic_set(&kunit_rcu_needle_seen, 0);
+	WRITE_ONCE(kunit_rcu_needle, needle);
+	ret = register_trace_console(kunit_rcu_probe_console, NULL);
+	KUNIT_ASSERT_EQ_MSG(test, ret, 0, "cannot hook the console tracepoint");
+	ret = kunit_add_named_resource(test, NULL, kunit_rcu_splat_free,
+				       &kunit_rcu_splat_res, "kunit_rcu_splat", NULL);
+	if (ret) {
+		kunit_rcu_splat_free(NULL);
+		KUNIT_FAIL(test, "cannot track the console hook: %d", ret);
+	}
+}
+
+/**
+ * kunit_rcu_expect_splat_end() - end the declared splat and check it came
+ * @test: the test case; it fails if the splat did not appear
+ *
+ * Return: whether the splat appeared.
+ */
+bool kunit_rcu_expect_splat_end(struct kunit *test)
+{
+	bool seen;
+
+	kunit_destroy_named_resource(test, "kunit_rcu_splat");
+	seen = atomic_read(&kunit_rcu_needle_seen);
+	pr_info("kunit-rcu: expect splat end\n");
+	/* Not quoting @needle: the tooling would take this line for the splat. */
+	KUNIT_EXPECT_TRUE_MSG(test, seen, "the splat declared above did not appear");
+	return seen;
+}
