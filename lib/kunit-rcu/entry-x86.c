@@ -6,11 +6,11 @@
  */
 
 #include <linux/kdebug.h>
-#include <linux/objtool.h>
+#include <linux/nmi.h>
 #include <linux/notifier.h>
+#include <linux/objtool.h>
 #include <linux/percpu.h>
 #include <asm/apic.h>
-#include <asm/nmi.h>
 #include <asm/text-patching.h>
 
 #include "kunit_rcu.h"

@@ -22,6 +22,8 @@ from . import sources
 CATALOGUE = os.path.join(REPO, 'docs', 'requirements.md')
 MATRIX = os.path.join(REPO, 'docs', 'matrix.md')
 NOT_COVERED = os.path.join(REPO, 'docs', 'not-covered.md')
+# Copied under the table: what stands in where an arch differs (written by hand).
+NOTES = os.path.join(REPO, 'docs', 'matrix-notes.md')
 _ID = re.compile(r'^- ([A-Z]+(?:-[A-Z]*\d+)) (.*)$')
 _REASON = re.compile(r'^- ([A-Z]+-[A-Z]*\d+)(?: \[([\w, ]+)\])?: (\S.*)$')
 
@@ -170,6 +172,9 @@ def render(results: Optional[Dict[str, dict]] = None, not_covered: str = NOT_COV
 		lines += ['', 'The last run failed on ' + ', '.join(failed) +
 			  ' (`make run ARCH=<arch>` says why): its passed cases are counted, '
 			  'the run as a whole did not pass.']
+	if os.path.exists(NOTES):
+		with open(NOTES) as f:
+			lines += ['', f.read().rstrip('\n')]
 	return '\n'.join(lines + [''])
 
 
