@@ -139,6 +139,22 @@ def count_objects(build: str) -> int:
 	return sum(1 for _, _, files in os.walk(build) for f in files if f.endswith('.o'))
 
 
+# The final link products.  Seen in the scratch tree (mutant after mutant):
+# an object rebuilt after its source changed, yet vmlinux and the boot
+# image older than it and the guest running the previous mutant's code.
+# Relinking costs seconds; booting a stale kernel costs a wrong verdict.
+LINK_PRODUCTS = ('vmlinux', 'vmlinux.o', 'vmlinux.a', 'arch/x86/boot/bzImage',
+		 'arch/arm64/boot/Image', 'arch/arm64/boot/Image.gz')
+
+
+def force_relink(build: str) -> None:
+	"""Removes the link products so that every build relinks the kernel."""
+	for name in LINK_PRODUCTS:
+		path = os.path.join(build, name)
+		if os.path.exists(path):
+			os.unlink(path)
+
+
 def build(tree: str, arch: str, config: Config, build: str, log_path: str,
 	  jobs: Optional[int] = None) -> None:
 	"""kunit.py build; raises UserError with the compiler errors on failure."""
@@ -146,6 +162,7 @@ def build(tree: str, arch: str, config: Config, build: str, log_path: str,
 	stamp = os.path.join(build, STAMP)
 	if os.path.exists(stamp):
 		os.unlink(stamp)  # a failed build must never leave a bootable stamp
+	force_relink(build)
 	fingerprint = build_fingerprint(tree, arch, config)  # what this build starts from
 	cmd = ['python3', 'tools/testing/kunit/kunit.py', 'build',
 	       *kunit_args(arch, config, build),
