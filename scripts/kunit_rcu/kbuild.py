@@ -96,9 +96,9 @@ def build_env(base=None, config: Optional[Config] = None) -> dict:
 	# hits are direct-mode hits either way.
 	env.setdefault('CCACHE_DEPEND', '1')
 	env.setdefault('CCACHE_MAXSIZE', '8G')
-	# No inode cache: mutants rewrite a source file in place between builds,
-	# and a reused inode with the same size and (coarse) times made ccache
-	# hash the old content and hand back the previous mutant's object.
+	# No inode cache: mutants rewrite sources between builds, and hashing
+	# them afresh costs little.  (Tried against stale mutant kernels; the
+	# cause there was the missing relink, see force_relink().)
 	env.setdefault('CCACHE_NOINODECACHE', '1')
 	# Physical, like the absolute paths kbuild derives (abs_srctree, abs_objtree).
 	env.setdefault('CCACHE_BASEDIR', os.path.realpath(version_dir()))
