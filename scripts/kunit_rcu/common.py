@@ -216,16 +216,6 @@ def load_config(name: str) -> Config:
 		return parse_config(name, path, f.read())
 
 
-def config_fragment(config: str) -> str:
-	"""The path of configs/<config>.config (UserError if there is none)."""
-	return load_config(config).path
-
-
-def fragment_lines(config: str) -> List[str]:
-	"""The Kconfig lines of configs/<config>.config."""
-	return load_config(config).kconfig
-
-
 class Stage:
 	"""Prints a stage's start and its elapsed time when it ends."""
 

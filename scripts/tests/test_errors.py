@@ -20,7 +20,7 @@ class ErrorTest(unittest.TestCase):
 					    r'use one of default, '):
 			common.load_config('nope')
 		with self.assertRaisesRegex(UserError, r'unknown CONFIG "nope": no configs/nope.config'):
-			common.config_fragment('nope')
+			common.load_config('nope')
 		with self.assertRaisesRegex(UserError, r'unknown CONFIG "\.\./configs/default"'):
 			common.load_config('../configs/default')
 
