@@ -64,6 +64,7 @@ void kunit_rcu_snap(struct kunit_rcu_snap *s)
 	s->preemptible = preemptible();
 	s->idle_task = is_idle_task(current);
 	s->sp = (unsigned long)__builtin_frame_address(0);
+	s->stack = kunit_rcu_arch_stack(s->sp);
 	s->valid = true;
 }
 
@@ -128,11 +129,6 @@ bool kunit_rcu_wait_until(bool (*done)(void *arg), void *arg, unsigned int ms)
 		usleep_range(500, 1000);
 	}
 	return true;
-}
-
-static bool kunit_rcu_never(void *arg)
-{
-	return false;
 }
 
 /**
@@ -567,8 +563,23 @@ const char *kunit_rcu_entry_name(enum kunit_rcu_entry e)
 		return "int3";
 	case KUNIT_RCU_BRK:
 		return "BRK";
+	case KUNIT_RCU_KPROBE:
+		return "kprobe";
+	case KUNIT_RCU_DEBUG:
+		return "#DB";
 	}
 	return "?";
+}
+
+/**
+ * kunit_rcu_stack_name() - printable name of a stack recorded by kunit_rcu_snap()
+ * @stack: &kunit_rcu_snap.stack
+ *
+ * Return: its name; call it in the test thread, not in a handler.
+ */
+const char *kunit_rcu_stack_name(int stack)
+{
+	return kunit_rcu_arch_stack_name(stack);
 }
 
 /**
@@ -608,6 +619,40 @@ int kunit_rcu_raise(enum kunit_rcu_entry e, void (*fn)(void *arg), void *arg)
 	if (ret)
 		return ret;
 	return READ_ONCE(c.done) ? 0 : -ETIMEDOUT;
+}
+
+static void kunit_rcu_chain_handler(void *arg)
+{
+	struct kunit_rcu_chain *c = arg;
+	unsigned int l = c->level++;
+
+	kunit_rcu_snap(&c->in[l]);
+	if (l + 1 < c->depth)
+		c->raised[l + 1] = kunit_rcu_raise(c->entry[l + 1], kunit_rcu_chain_handler, c);
+	else if (c->hold_reader)
+		kunit_rcu_hold_reader(&c->hold);
+	kunit_rcu_snap(&c->out[l]);
+}
+
+/**
+ * kunit_rcu_chain_raise() - raise a chain of nested NMI-like entries here
+ * @chain: a struct kunit_rcu_chain; ->entry, ->depth and ->hold_reader set
+ *
+ * Raises ->entry[0]; its handler raises ->entry[1], and so on, each
+ * handler recording the state on entry and after its inner entry
+ * returned.  Meant for kunit_rcu_run_on_cpu() or kunit_rcu_start_on_cpu(),
+ * in task context or in a fake extended quiescent state; disables
+ * preemption around the chain.
+ */
+void kunit_rcu_chain_raise(void *chain)
+{
+	struct kunit_rcu_chain *c = chain;
+
+	preempt_disable();
+	kunit_rcu_snap(&c->before);
+	c->raised[0] = kunit_rcu_raise(c->entry[0], kunit_rcu_chain_handler, c);
+	kunit_rcu_snap(&c->after);
+	preempt_enable();
 }
 
 /**

@@ -45,6 +45,16 @@ bool kunit_rcu_arch_supported(enum kunit_rcu_entry e)
 	return e == KUNIT_RCU_BRK;
 }
 
+int kunit_rcu_arch_stack(unsigned long sp)
+{
+	return 0;
+}
+
+const char *kunit_rcu_arch_stack_name(int stack)
+{
+	return "unknown";
+}
+
 int kunit_rcu_arch_raise(enum kunit_rcu_entry e)
 {
 	if (e != KUNIT_RCU_BRK)

@@ -44,6 +44,8 @@
  * @preemptible: preemptible()
  * @idle_task: the current task is an idle task
  * @sp: the stack pointer
+ * @stack: which stack @sp is on, as the arch back end names it
+ *	(x86: enum stack_type; 0 where the back end cannot tell)
  */
 struct kunit_rcu_snap {
 	bool valid;
@@ -60,6 +62,7 @@ struct kunit_rcu_snap {
 	bool preemptible;
 	bool idle_task;
 	unsigned long sp;
+	int stack;
 };
 
 int kunit_rcu_reader_depth(void);
@@ -103,17 +106,23 @@ bool kunit_rcu_irq_on_cpu(struct kunit *test, int cpu, void (*fn)(void *arg),
  * @KUNIT_RCU_NMI: x86 self-NMI through the local APIC
  * @KUNIT_RCU_INT3: x86 int3 caught by a die notifier
  * @KUNIT_RCU_BRK: arm64 kernel BRK caught by a break hook
+ * @KUNIT_RCU_KPROBE: x86 int3 planted by a kprobe (needs CONFIG_KPROBES)
+ * @KUNIT_RCU_DEBUG: a hardware data breakpoint (x86 #DB) on a word the
+ *	library writes, armed on every CPU through perf
  */
 enum kunit_rcu_entry {
 	KUNIT_RCU_NMI,
 	KUNIT_RCU_INT3,
 	KUNIT_RCU_BRK,
+	KUNIT_RCU_KPROBE,
+	KUNIT_RCU_DEBUG,
 };
 
 int kunit_rcu_entries_arm(struct kunit *test);
 bool kunit_rcu_entry_supported(enum kunit_rcu_entry e);
 enum kunit_rcu_entry kunit_rcu_nmi_like(unsigned int depth);
 const char *kunit_rcu_entry_name(enum kunit_rcu_entry e);
+const char *kunit_rcu_stack_name(int stack);
 int kunit_rcu_raise(enum kunit_rcu_entry e, void (*fn)(void *arg), void *arg);
 
 /* Arch back ends, called by the common code only. */
@@ -121,6 +130,8 @@ int kunit_rcu_arch_arm(void);
 void kunit_rcu_arch_disarm(void);
 bool kunit_rcu_arch_supported(enum kunit_rcu_entry e);
 int kunit_rcu_arch_raise(enum kunit_rcu_entry e);
+int kunit_rcu_arch_stack(unsigned long sp);
+const char *kunit_rcu_arch_stack_name(int stack);
 void kunit_rcu_entry_handler(void);
 
 /* A reader held in some context while the test thread drives grace periods. */
@@ -145,6 +156,33 @@ void kunit_rcu_hold_reader(void *hold);
 void kunit_rcu_hold_reader_irqs_off(void *hold);
 void kunit_rcu_expect_gp_held(struct kunit *test, struct kunit_rcu_hold *h,
 			      const char *where);
+
+/**
+ * struct kunit_rcu_chain - NMI-like entries nested in each other, observed
+ * @entry: the entries, outermost first
+ * @depth: how many of @entry to nest (1..KUNIT_RCU_CHAIN_MAX)
+ * @hold_reader: the innermost handler holds a reader (kunit_rcu_hold_reader())
+ * @level: handlers that ran
+ * @raised: kunit_rcu_raise() result of each entry
+ * @before: state before the outermost entry
+ * @in: state on entry to each handler
+ * @out: state in each handler after its inner entry returned
+ * @after: state after the outermost entry returned
+ * @hold: the held reader, with @hold_reader
+ */
+#define KUNIT_RCU_CHAIN_MAX	3
+
+struct kunit_rcu_chain {
+	enum kunit_rcu_entry entry[KUNIT_RCU_CHAIN_MAX];
+	unsigned int depth;
+	bool hold_reader;
+	unsigned int level;
+	int raised[KUNIT_RCU_CHAIN_MAX];
+	struct kunit_rcu_snap before, in[KUNIT_RCU_CHAIN_MAX], out[KUNIT_RCU_CHAIN_MAX], after;
+	struct kunit_rcu_hold hold;
+};
+
+void kunit_rcu_chain_raise(void *chain);
 
 /* Splats provoked on purpose. */
 void kunit_rcu_expect_splat_begin(struct kunit *test, const char *needle);

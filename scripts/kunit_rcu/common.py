@@ -11,8 +11,10 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-# Directories of the repository that are copied onto the kernel tree.
-OVERLAY_DIRS = ('kernel/rcu', 'arch/x86/kernel', 'lib/kunit-rcu')
+# Directories of the repository that are copied onto the kernel tree.  One
+# that does not exist (yet) is simply empty.  Suites under an arch's
+# ARCHES[...]['suite_dirs'] are expected on that arch only (sources.suites_for).
+OVERLAY_DIRS = ('kernel/rcu', 'arch/x86/kernel', 'arch/arm64/kernel', 'lib/kunit-rcu')
 
 ARCHES = {
 	'x86_64': {'cross_compile': None, 'cc': 'gcc', 'suite_dirs': ('arch/x86/',)},

@@ -4,6 +4,7 @@
 import hashlib
 import os
 import re
+import secrets
 import shlex
 import shutil
 import subprocess
@@ -11,7 +12,7 @@ import time
 from typing import List, Optional, Tuple
 
 from .common import ARCHES, Config, UserError, cache_dir, git, log, version_dir
-from .prepare import kunitconfig_path
+from .prepare import arch_kunitconfigs, kunitconfig_path, kunitconfig_paths
 
 STAMP = '.kunit-rcu-built'
 
@@ -21,8 +22,8 @@ DEFAULT_TIMEOUT = 600
 
 def kunit_args(arch: str, config: Config, build: str) -> List[str]:
 	"""kunit.py arguments shared by build and exec: what the kernel is made of."""
-	args = ['--arch=' + arch, '--build_dir=' + build,
-		'--kunitconfig=' + kunitconfig_path()]
+	args = ['--arch=' + arch, '--build_dir=' + build]
+	args += ['--kunitconfig=' + path for path in kunitconfig_paths(arch)]
 	for line in config.kconfig:
 		args.append('--kconfig_add=' + line)
 	cross = ARCHES[arch]['cross_compile']
@@ -68,15 +69,21 @@ def ccache_shims() -> str:
 _DEBUG_INFO = re.compile(r'^CONFIG_DEBUG_INFO(?!_NONE)\w*=y$')
 
 
-def debug_info(config: Optional[Config]) -> bool:
-	"""Do the kunitconfig or the config's lines ask for debug info (-g)?"""
-	with open(kunitconfig_path()) as f:
-		lines = [l.strip() for l in f]
+def debug_info(config: Optional[Config], arch: Optional[str] = None) -> bool:
+	"""Do the kunitconfig files (of arch, or of any arch) or the config's lines ask for debug info (-g)?"""
+	if arch:
+		paths = kunitconfig_paths(arch)
+	else:
+		paths = [kunitconfig_path()] + list(arch_kunitconfigs().values())
+	lines: List[str] = []
+	for path in paths:
+		with open(path) as f:
+			lines += [l.strip() for l in f]
 	lines += config.kconfig if config else []
 	return any(_DEBUG_INFO.match(l) for l in lines)
 
 
-def build_env(base=None, config: Optional[Config] = None) -> dict:
+def build_env(base=None, config: Optional[Config] = None, arch: Optional[str] = None) -> dict:
 	"""base (default: the environment), less make's variables, with ccache shims first in PATH (unless disabled).
 
 	ccache gets base_dir = the version dir, so an absolute path under it
@@ -102,21 +109,24 @@ def build_env(base=None, config: Optional[Config] = None) -> dict:
 	env.setdefault('CCACHE_NOINODECACHE', '1')
 	# Physical, like the absolute paths kbuild derives (abs_srctree, abs_objtree).
 	env.setdefault('CCACHE_BASEDIR', os.path.realpath(version_dir()))
-	if not debug_info(config):
+	if not debug_info(config, arch):
 		# Without -g the cwd is in no object file; with it, keep ccache's default.
 		env.setdefault('CCACHE_NOHASHDIR', '1')
 	return env
 
 
 def build_fingerprint(tree: str, arch: str, config: Config) -> str:
-	"""What a kernel image was built from: tree commit, arch, kunitconfig, the config's Kconfig lines.
+	"""What a kernel image was built from: tree commit, arch, kunitconfig (+ kunitconfig.<arch>), the config's Kconfig lines.
 
 	Kernel and QEMU arguments only matter at boot: changing them does not
 	make a kernel stale.
 	"""
 	head = git(tree, 'rev-parse', 'HEAD').strip()
-	with open(kunitconfig_path()) as f:
-		kc = f.read()
+	texts = []
+	for path in kunitconfig_paths(arch):
+		with open(path) as f:
+			texts.append(f.read())
+	kc = '\n'.join(texts)
 	frag = '\n'.join(config.kconfig)
 	return hashlib.sha256(f'{head}\n{arch}\n{kc}\n{frag}'.encode()).hexdigest()
 
@@ -164,14 +174,19 @@ def build(tree: str, arch: str, config: Config, build: str, log_path: str,
 		os.unlink(stamp)  # a failed build must never leave a bootable stamp
 	force_relink(build)
 	fingerprint = build_fingerprint(tree, arch, config)  # what this build starts from
+	# A mark of this very link in the guest's "Linux version" banner (UTS_VERSION,
+	# only init/version-timestamp.o sees it): boot() checks the guest shows it.
+	build_id = 'kunit-rcu-' + secrets.token_hex(6)
+	env = build_env(config=config, arch=arch)
+	env['KBUILD_BUILD_TIMESTAMP'] = build_id
 	cmd = ['python3', 'tools/testing/kunit/kunit.py', 'build',
 	       *kunit_args(arch, config, build),
 	       '--jobs=' + str(jobs or os.cpu_count() or 2)]
 	log('$ ' + ' '.join(cmd))
 	start = time.monotonic()
 	with open(log_path, 'w') as out:
-		proc = subprocess.Popen(cmd, cwd=tree, env=build_env(config=config), stdout=out,
-					stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+		proc = subprocess.Popen(cmd, cwd=tree, env=env,
+					stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
 		while True:
 			try:
 				proc.wait(timeout=HEARTBEAT)
@@ -186,17 +201,42 @@ def build(tree: str, arch: str, config: Config, build: str, log_path: str,
 				+ compiler_errors(text) +
 				'\n  fix the error above; no kernel was booted')
 	with open(stamp, 'w') as f:
-		f.write(fingerprint + '\n')
+		f.write(fingerprint + '\n' + build_id + '\n')
+
+
+def _stamp(build: str) -> List[str]:
+	"""The build stamp's lines: fingerprint, build id (empty strings when missing)."""
+	try:
+		with open(os.path.join(build, STAMP)) as f:
+			lines = f.read().split()
+	except FileNotFoundError:
+		lines = []
+	return (lines + ['', ''])[:2]
+
+
+_BANNER = re.compile(r'Linux version \S+ .*$', re.M)
+
+
+def booted_other_kernel(console: str, build: str) -> Optional[str]:
+	"""Why the guest's banner shows it is not the kernel last built in build, or None.
+
+	A build marks its link with a build id (KBUILD_BUILD_TIMESTAMP) that
+	the guest prints in "Linux version ...".  No banner (a guest that died
+	before printing) or no build id (a build older than the mark) is no
+	evidence either way.
+	"""
+	build_id = _stamp(build)[1]
+	m = _BANNER.search(console)
+	if not build_id or not m or build_id in m.group(0):
+		return None
+	return (f'the guest booted a kernel other than the one just built in {build}: its banner '
+		f'"{m.group(0).strip()}" lacks this build\'s id {build_id} (stale boot image); '
+		'run again, and if it repeats delete ' + build)
 
 
 def check_built(tree: str, arch: str, config: Config, build: str) -> None:
 	"""Refuses to boot a kernel that was not built from the current tree."""
-	try:
-		with open(os.path.join(build, STAMP)) as f:
-			have = f.read().strip()
-	except FileNotFoundError:
-		have = ''
-	if have != build_fingerprint(tree, arch, config):
+	if _stamp(build)[0] != build_fingerprint(tree, arch, config):
 		raise UserError(f'the kernel in {build} was not built from the current tree and '
 				'config (stale or failed build): run the build again')
 
@@ -212,8 +252,8 @@ def boot(tree: str, arch: str, config: Config, build: str, console_path: str,
 	start = time.monotonic()
 	timed_out = False
 	with open(console_path, 'w') as out:
-		proc = subprocess.Popen(cmd, cwd=tree, env=build_env(config=config), stdout=out,
-					stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+		proc = subprocess.Popen(cmd, cwd=tree, env=build_env(config=config, arch=arch),
+					stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
 					start_new_session=True)
 		try:
 			proc.wait(timeout=timeout + 60)

@@ -17,7 +17,7 @@ the scratch lock too (see locks).
 import hashlib
 import os
 import shutil
-from typing import Iterable, List, Tuple
+from typing import Dict, Iterable, List, Tuple
 
 from . import locks, packages
 from .common import (ARCHES, OVERLAY_DIRS, REPO, TARBALL, UserError, apply_dir, build_dir,
@@ -64,6 +64,46 @@ def kunitconfig_path(repo: str = REPO) -> str:
 	return os.path.join(repo, 'kunitconfig')
 
 
+def arch_kunitconfigs(repo: str = REPO) -> Dict[str, str]:
+	"""arch -> path of kunitconfig.<arch>, for the arch files that exist.
+
+	They hold the lines of options that exist on one arch only (kunit.py
+	fails a build whose .config lacks a line of its kunitconfig).  A
+	kunitconfig.<name> whose name is no arch is a UserError: it would
+	silently never be used.
+	"""
+	out = {}
+	for name in sorted(os.listdir(repo)):
+		if not name.startswith('kunitconfig.'):
+			continue
+		arch = name[len('kunitconfig.'):]
+		if arch not in ARCHES:
+			raise UserError(f'{name} in {repo}: "{arch}" is not a known arch '
+					f'({", ".join(sorted(ARCHES))}); a per-arch kunitconfig is '
+					'named kunitconfig.<arch>: rename or remove the file')
+		out[arch] = os.path.join(repo, name)
+	return out
+
+
+def kunitconfig_paths(arch: str, repo: str = REPO) -> List[str]:
+	"""The kunitconfig files a kernel for arch is made of: kunitconfig, then kunitconfig.<arch> if any."""
+	out = [kunitconfig_path(repo)]
+	own = arch_kunitconfigs(repo).get(arch)
+	if own:
+		out.append(own)
+	return out
+
+
+def kunitconfig_text(arch: str, repo: str = REPO) -> str:
+	"""kunitconfig and kunitconfig.<arch> concatenated: one .kunitconfig for plain kunit.py."""
+	parts = []
+	for path in kunitconfig_paths(arch, repo):
+		with open(path) as f:
+			text = f.read()
+		parts.append(text if text.endswith('\n') or not text else text + '\n')
+	return ''.join(parts)
+
+
 def input_digest(repo: str = REPO, version: str = '') -> str:
 	"""A digest of everything the prepared tree is made of."""
 	h = hashlib.sha256()
@@ -73,6 +113,7 @@ def input_digest(repo: str = REPO, version: str = '') -> str:
 	items += [('patch', p) for p in series_patches(repo)]
 	items += [('overlay ' + rel, os.path.join(repo, rel)) for rel in overlay_files(repo)]
 	items.append(('kunitconfig', kunitconfig_path(repo)))
+	items += [('kunitconfig', path) for path in arch_kunitconfigs(repo).values()]
 	for tag, path in items:
 		h.update(f'{tag} {os.path.relpath(path, repo)}\n'.encode())
 		if os.path.isfile(path):
@@ -267,15 +308,16 @@ def _prepare(force: bool) -> str:
 	return new
 
 
-def _write_default_kunitconfig() -> None:
+def _write_default_kunitconfig(repo: str = REPO) -> None:
 	"""Plain kunit.py uses <build_dir>/.kunitconfig: seed make run's default build dirs.
 
 	Without it, kunit.py would copy its own default.config (all tests)
-	there and reconfigure the build dir that make run shares.
+	there and reconfigure the build dir that make run shares.  Each gets
+	kunitconfig followed by kunitconfig.<arch>: the options make run
+	passes as two --kunitconfig arguments.
 	"""
-	with open(kunitconfig_path()) as f:
-		want = f.read()
 	for arch in ARCHES:
+		want = kunitconfig_text(arch, repo)
 		dst = os.path.join(build_dir(arch, 'default', False), '.kunitconfig')
 		os.makedirs(os.path.dirname(dst), exist_ok=True)
 		if _read(dst) != want.strip():

@@ -84,6 +84,9 @@ def _run(arch: str, cfg: Config, extra: List[str], timeout: int, install: bool) 
 			with Stage('boot', timings):
 				console, timed_out, _ = kbuild.boot(tree, arch, cfg, build,
 								    os.path.join(outdir, 'console.log'), timeout)
+				other = kbuild.booted_other_kernel(console, build)
+				if other:
+					raise UserError(other)
 	except UserError as e:
 		meta['error'] = str(e)
 		with open(os.path.join(outdir, 'results.json'), 'w') as f:
@@ -95,7 +98,8 @@ def _run(arch: str, cfg: Config, extra: List[str], timeout: int, install: bool) 
 		return RunOutcome(ok=False, reasons=[str(e)], outdir=outdir)
 	with Stage('parse', timings):
 		v = verdict.judge(console, sources.suites_for(arch), timed_out, timeout,
-				  arch=arch, config=config)
+				  arch=arch, config=config,
+				  console_path=os.path.join(outdir, 'console.log'))
 	report.write(outdir, v, meta, console)
 	print(report.table(v))
 	counts = report.summary(v)

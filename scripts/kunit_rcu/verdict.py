@@ -92,8 +92,34 @@ def _by_name(results: List[ktap.Result]) -> Dict[str, ktap.Result]:
 	return {n: _pick(rs) for n, rs in grouped.items()}
 
 
+# Splats the verdict message lists; a broken kernel can print dozens.
+SHOWN_SPLATS = 5
+
+
+def splat_summary(bad: List[splat.Splat], console_path: Optional[str] = None) -> str:
+	"""The first SHOWN_SPLATS distinct splats, joined by '; ', then how many more.
+
+	Distinct: kind, case and first line; a repeated one says how often.
+	Every splat is still in results.json and the console log.
+	"""
+	counts: Dict[str, int] = {}
+	for s in bad:
+		item = f'{s.kind} in {s.case}: {s.text}'
+		counts[item] = counts.get(item, 0) + 1
+	shown = list(counts.items())[:SHOWN_SPLATS]
+	out = '; '.join(item + (f' ({k} times)' if k > 1 else '') for item, k in shown)
+	more = len(bad) - sum(k for _, k in shown)
+	if more:
+		others = len(counts) - len(shown)
+		out += (f'; ... and {more} more ({others} distinct; see '
+			f'{console_path or "the console log"})')
+	return out
+
+
 def judge(console: str, expected: List[Suite], timed_out: bool = False,
-	  timeout: Optional[int] = None, arch: str = 'x86_64', config: str = 'default') -> Verdict:
+	  timeout: Optional[int] = None, arch: str = 'x86_64', config: str = 'default',
+	  console_path: Optional[str] = None) -> Verdict:
+	"""The verdict on a console log; console_path, where the log is kept, only goes into messages."""
 	log = ktap.parse(console)
 	reasons: List[str] = []
 	tail = log.lines[-TAIL_LINES:]
@@ -172,6 +198,6 @@ def judge(console: str, expected: List[Suite], timed_out: bool = False,
 	bad = [s for s in splats if not s.expected]
 	if bad:
 		reasons.append(f'{len(bad)} kernel splat(s) during the run, a failure even if every '
-			       'case passed: ' + '; '.join(f'{s.kind} in {s.case}: {s.text}' for s in bad))
+			       'case passed: ' + splat_summary(bad, console_path))
 	return Verdict(passed=not reasons, reasons=reasons, cases=cases, splats=splats,
 		       unexpected_suites=unexpected, ktap_lines=_ktap_lines(log), tail=tail)

@@ -9,7 +9,7 @@ import tempfile
 import unittest
 from unittest import mock
 
-from kunit_rcu import cli, common, kbuild, locks, run
+from kunit_rcu import cli, common, kbuild, locks, prepare, run
 from kunit_rcu.common import Config, UserError
 
 SAMPLE = '''# A sample: header directives, then Kconfig lines.
@@ -126,6 +126,20 @@ class ProjectConfigsTest(unittest.TestCase):
 		for arch in cfg.arches:
 			self.assertIn('nohz_full=2-3', cfg.kernel_args_for(arch))
 
+	def test_arch_kunitconfigs_are_kconfig_lines_that_agree_with_kunitconfig(self):
+		"""kunit.py refuses two --kunitconfig files that set one option differently."""
+		with open(prepare.kunitconfig_path()) as f:
+			base = kconfig(f.read().splitlines())
+		for arch, path in prepare.arch_kunitconfigs().items():
+			with self.subTest(file=os.path.basename(path)):
+				with open(path) as f:
+					lines = [l.strip() for l in f if l.strip()]
+				kc = [l for l in lines if not l.startswith('#') or kconfig([l])]
+				self.assertEqual(len(kconfig(kc)), len(kc), 'a line that is neither '
+						 'a Kconfig line nor a comment')
+				self.assertEqual({k: v for k, v in kconfig(kc).items() if base.get(k, v) != v},
+						 {}, 'set otherwise in kunitconfig')
+
 	def test_make_check_configs_exist_and_apply(self):
 		for arch, name in cli.CHECK_CONFIG_RUNS:
 			common.load_config(name).check_arch(arch)
@@ -159,6 +173,55 @@ class KbuildArgsTest(unittest.TestCase):
 			more = Config('sample', self.cfg.path, self.cfg.kconfig + ['CONFIG_KASAN=y'])
 			self.assertNotEqual(base, kbuild.build_fingerprint('/t', 'x86_64', more))
 			self.assertNotEqual(base, kbuild.build_fingerprint('/t', 'arm64', self.cfg))
+
+	@contextlib.contextmanager
+	def repo(self, files):
+		"""kbuild reading the kunitconfig files of a repository holding files (name -> text)."""
+		with tempfile.TemporaryDirectory() as repo:
+			for name, text in files.items():
+				with open(os.path.join(repo, name), 'w') as f:
+					f.write(text)
+			with mock.patch.object(kbuild, 'kunitconfig_paths',
+					       lambda arch: prepare.kunitconfig_paths(arch, repo)), \
+			     mock.patch.object(kbuild, 'kunitconfig_path',
+					       lambda: prepare.kunitconfig_path(repo)), \
+			     mock.patch.object(kbuild, 'arch_kunitconfigs',
+					       lambda: prepare.arch_kunitconfigs(repo)), \
+			     mock.patch.object(kbuild, 'git', return_value='abc\n'):
+				yield repo
+
+	def test_arch_kunitconfig_is_a_second_kunitconfig_of_its_arch_only(self):
+		with self.repo({'kunitconfig': 'CONFIG_KUNIT=y\n',
+				'kunitconfig.x86_64': 'CONFIG_X86_ONLY=y\n'}) as repo:
+			top = os.path.join(repo, 'kunitconfig')
+			for arch, want in (('x86_64', [top, top + '.x86_64']), ('arm64', [top])):
+				args = kbuild.kunit_args(arch, self.cfg, '/b')
+				self.assertEqual([a for a in args if a.startswith('--kunitconfig')],
+						 ['--kunitconfig=' + p for p in want], arch)
+
+	def test_fingerprint_sees_the_arch_kunitconfig_of_its_arch(self):
+		files = {'kunitconfig': 'CONFIG_KUNIT=y\n'}
+		with self.repo(files):
+			before = {a: kbuild.build_fingerprint('/t', a, self.cfg) for a in common.ARCHES}
+		files['kunitconfig.x86_64'] = 'CONFIG_X86_ONLY=y\n'
+		with self.repo(files):
+			after = {a: kbuild.build_fingerprint('/t', a, self.cfg) for a in common.ARCHES}
+		self.assertNotEqual(before['x86_64'], after['x86_64'])
+		self.assertEqual(before['arm64'], after['arm64'])
+		files['kunitconfig.x86_64'] = 'CONFIG_X86_ONLY=y\nCONFIG_MORE=y\n'
+		with self.repo(files):
+			self.assertNotEqual(after['x86_64'], kbuild.build_fingerprint('/t', 'x86_64', self.cfg))
+
+	def test_debug_info_in_an_arch_kunitconfig(self):
+		with self.repo({'kunitconfig': 'CONFIG_KUNIT=y\n',
+				'kunitconfig.arm64': 'CONFIG_DEBUG_INFO_DWARF5=y\n'}):
+			self.assertTrue(kbuild.debug_info(None, 'arm64'))
+			self.assertFalse(kbuild.debug_info(None, 'x86_64'))
+			self.assertTrue(kbuild.debug_info(None))  # arch unknown: any arch's file
+			with mock.patch.dict(os.environ, {'KUNIT_RCU_NO_CCACHE': '1'}):
+				os.environ.pop('CCACHE_NOHASHDIR', None)
+				self.assertNotIn('CCACHE_NOHASHDIR', kbuild.build_env(arch='arm64'))
+				self.assertIn('CCACHE_NOHASHDIR', kbuild.build_env(arch='x86_64'))
 
 	def test_ccache_base_dir_and_hash_dir(self):
 		with mock.patch.dict(os.environ, {'KUNIT_RCU_NO_CCACHE': '1'}):

@@ -166,6 +166,19 @@ class MutantJudgeTest(unittest.TestCase):
 			self.assertTrue(mutants.arches(path), path)
 			common.load_config(mutants.mutant_config(path))
 
+	def test_kills_only_suites_built_on_the_arch(self):
+		want = ['rcu_irq.rcu_irq_nmi_nesting', 'rcu_ist.rcu_ist_nesting',
+			'rcu_el1_dbg.rcu_el1_dbg_nesting']
+		self.assertEqual(mutants.kills_on(want, 'x86_64'), want[:2])
+		self.assertEqual(mutants.kills_on(want, 'arm64'), [want[0], want[2]])
+		self.assertEqual(mutants.kills_on(['splat'], 'arm64'), ['splat'])
+
+	def test_project_mutants_kill_a_case_on_each_of_their_arches(self):
+		for path in mutants.mutant_files():
+			for arch in mutants.arches(path):
+				self.assertTrue(mutants.kills_on(mutants.kills(path), arch),
+						f'{os.path.basename(path)} names no case built on {arch}')
+
 	def test_mutant_config_line(self):
 		with tempfile.TemporaryDirectory() as d:
 			plain, nohz = os.path.join(d, 'a.patch'), os.path.join(d, 'b.patch')
@@ -196,3 +209,33 @@ class MutantJudgeTest(unittest.TestCase):
 
 if __name__ == '__main__':
 	unittest.main()
+
+
+class BootedOtherKernelTest(unittest.TestCase):
+	BANNER = ('Linux version 6.1.192-gabc (root@vm) (gcc 12.2.0) #3 SMP PREEMPT_DYNAMIC '
+		  '{}\n')
+
+	def stamp(self, d, lines):
+		with open(os.path.join(d, kbuild.STAMP), 'w') as f:
+			f.write(''.join(l + '\n' for l in lines))
+
+	def test_banner_with_this_build_id_is_this_kernel(self):
+		with tempfile.TemporaryDirectory() as d:
+			self.stamp(d, ['f' * 64, 'kunit-rcu-0123456789ab'])
+			console = 'x\n' + self.BANNER.format('kunit-rcu-0123456789ab') + 'y\n'
+			self.assertIsNone(kbuild.booted_other_kernel(console, d))
+
+	def test_banner_with_another_build_id_is_a_stale_image(self):
+		with tempfile.TemporaryDirectory() as d:
+			self.stamp(d, ['f' * 64, 'kunit-rcu-0123456789ab'])
+			console = self.BANNER.format('kunit-rcu-ffffffffffff')
+			why = kbuild.booted_other_kernel(console, d)
+			self.assertIn('stale boot image', why)
+			self.assertIn('kunit-rcu-0123456789ab', why)
+
+	def test_no_evidence_either_way(self):
+		with tempfile.TemporaryDirectory() as d:
+			self.stamp(d, ['f' * 64])  # stamp of a build before build ids
+			self.assertIsNone(kbuild.booted_other_kernel(self.BANNER.format('Fri Dec 4'), d))
+			self.stamp(d, ['f' * 64, 'kunit-rcu-0123456789ab'])
+			self.assertIsNone(kbuild.booted_other_kernel('no banner at all\n', d))

@@ -4,8 +4,9 @@ import shutil
 import subprocess
 import tempfile
 import unittest
+from unittest import mock
 
-from kunit_rcu import prepare
+from kunit_rcu import common, prepare
 from kunit_rcu.common import UserError
 
 
@@ -60,8 +61,12 @@ class PrepareTest(RepoFixture):
 		base = prepare.input_digest(self.repo, '6.1.192-3')
 		self.assertEqual(base, prepare.input_digest(self.repo, '6.1.192-3'))
 		for rel, text in (('kunitconfig', 'CONFIG_KUNIT=y\nCONFIG_X=y\n'),
+				  ('kunitconfig.x86_64', 'CONFIG_X86_ONLY=y\n'),
+				  ('kunitconfig.x86_64', 'CONFIG_X86_ONLY=y\nCONFIG_MORE=y\n'),
+				  ('kunitconfig.arm64', ''),
 				  ('kernel/rcu/a_kunit.c', '// b\n'),
 				  ('kernel/rcu/new.c', ''),
+				  ('arch/arm64/kernel/new_kunit.c', ''),
 				  ('patches/0001-a.patch', 'y')):
 			with self.subTest(rel=rel):
 				old = prepare.input_digest(self.repo, '6.1.192-3')
@@ -72,6 +77,51 @@ class PrepareTest(RepoFixture):
 
 	def test_overlay_lists_files(self):
 		self.assertEqual(prepare.overlay_files(self.repo), ['kernel/rcu/a_kunit.c'])
+
+	def test_overlay_takes_every_arch_dir_and_skips_absent_ones(self):
+		self.assertIn('arch/arm64/kernel', common.OVERLAY_DIRS)
+		self.write('arch/arm64/kernel/arm_kunit.c', '// arm64\n')
+		self.write('arch/arm64/kernel/README.md', 'not copied\n')
+		self.write('arch/x86/kernel/x86_kunit.c', '// x86\n')
+		self.assertEqual(prepare.overlay_files(self.repo),
+				 ['kernel/rcu/a_kunit.c', 'arch/x86/kernel/x86_kunit.c',
+				  'arch/arm64/kernel/arm_kunit.c'])
+		shutil.rmtree(os.path.join(self.repo, 'arch'))
+		self.assertEqual(prepare.overlay_files(self.repo), ['kernel/rcu/a_kunit.c'])
+		prepare.input_digest(self.repo, '6.1.192-3')  # no overlay dir but one: fine
+
+	def test_kunitconfig_paths_add_the_arch_file_if_any(self):
+		top = os.path.join(self.repo, 'kunitconfig')
+		for arch in common.ARCHES:
+			self.assertEqual(prepare.kunitconfig_paths(arch, self.repo), [top])
+		self.write('kunitconfig.x86_64', '# x86 only\nCONFIG_X86_ONLY=y\n')
+		self.assertEqual(prepare.kunitconfig_paths('x86_64', self.repo), [top, top + '.x86_64'])
+		self.assertEqual(prepare.kunitconfig_paths('arm64', self.repo), [top])
+		self.assertEqual(prepare.kunitconfig_text('x86_64', self.repo),
+				 'CONFIG_KUNIT=y\n# x86 only\nCONFIG_X86_ONLY=y\n')
+		self.assertEqual(prepare.kunitconfig_text('arm64', self.repo), 'CONFIG_KUNIT=y\n')
+
+	def test_kunitconfig_of_no_arch_is_refused_naming_file_and_arches(self):
+		self.write('kunitconfig.x86', 'CONFIG_X86_ONLY=y\n')
+		for call in (lambda: prepare.kunitconfig_paths('arm64', self.repo),
+			     lambda: prepare.input_digest(self.repo, '6.1.192-3')):
+			with self.assertRaises(UserError) as cm:
+				call()
+			msg = str(cm.exception)
+			self.assertIn('kunitconfig.x86', msg)
+			self.assertIn('"x86" is not a known arch (arm64, x86_64)', msg)
+
+	def test_default_build_dirs_get_kunitconfig_and_the_arch_file(self):
+		self.write('kunitconfig.arm64', 'CONFIG_ARM64_ONLY=y')  # no final newline
+		with mock.patch.dict(os.environ, {'KUNIT_RCU_CACHE': os.path.join(self.tmp, 'cache')}):
+			prepare._write_default_kunitconfig(self.repo)
+			got = {}
+			for arch in common.ARCHES:
+				with open(os.path.join(common.build_dir(arch, 'default', False),
+						       '.kunitconfig')) as f:
+					got[arch] = f.read()
+		self.assertEqual(got, {'x86_64': 'CONFIG_KUNIT=y\n',
+				       'arm64': 'CONFIG_KUNIT=y\nCONFIG_ARM64_ONLY=y\n'})
 
 	def _patch(self, name, old, new):
 		with open(os.path.join(self.tree, 'f.c'), 'w') as f:
@@ -154,8 +204,9 @@ class ProjectFilesTest(unittest.TestCase):
 		for name in listed:
 			with open(os.path.join(repo, 'patches', name)) as f:
 				head = f.read()
-			self.assertRegex(head, r'\nSubject: \[PATCH[^\]]*\] (rcu|srcu|x86/traps|gcov|kunit)'
-					 r'(: tool)?: ', name)
+			# The kernel's prefixes; arm64 patches use "arm64: <area>:".
+			self.assertRegex(head, r'\nSubject: \[PATCH[^\]]*\] '
+					 r'(rcu|srcu|x86/traps|gcov|kunit(: tool)?|arm64: \w+): ', name)
 
 
 if __name__ == '__main__':

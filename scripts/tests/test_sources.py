@@ -48,16 +48,26 @@ class SourcesTest(unittest.TestCase):
 
 	def test_arch_dirs_belong_to_their_arch(self):
 		with tempfile.TemporaryDirectory() as repo:
-			for path in ('kernel/rcu/common.c', 'arch/x86/kernel/x86only.c'):
+			for path in ('kernel/rcu/common.c', 'arch/x86/kernel/x86only.c',
+				     'arch/arm64/kernel/arm64only.c'):
 				os.makedirs(os.path.join(repo, os.path.dirname(path)))
 				name = os.path.basename(path)[:-2]
 				with open(os.path.join(repo, path), 'w') as f:
 					f.write(SAMPLE.replace('"things"', f'"{name}"'))
 			got = {arch: [(s.name, [c.path for c in s.cases]) for s in sources.suites_for(arch, repo)]
 			       for arch in ('x86_64', 'arm64')}
-		self.assertEqual(got['arm64'], [('common', ['kernel/rcu/common.c'] * 2)])
+		self.assertEqual(got['arm64'], [('common', ['kernel/rcu/common.c'] * 2),
+						('arm64only', ['arch/arm64/kernel/arm64only.c'] * 2)])
 		self.assertEqual(got['x86_64'], [('common', ['kernel/rcu/common.c'] * 2),
 						 ('x86only', ['arch/x86/kernel/x86only.c'] * 2)])
+
+	def test_absent_overlay_dirs_are_empty(self):
+		with tempfile.TemporaryDirectory() as repo:
+			os.makedirs(os.path.join(repo, 'kernel/rcu'))
+			with open(os.path.join(repo, 'kernel/rcu/common.c'), 'w') as f:
+				f.write(SAMPLE)
+			for arch in ('x86_64', 'arm64'):
+				self.assertEqual([s.name for s in sources.suites_for(arch, repo)], ['things'])
 
 	def test_may_skip_names_are_arches_or_configs(self):
 		self.assertIn('x86_64', sources.skip_names())

@@ -31,6 +31,46 @@ class VerdictTest(unittest.TestCase):
 		self.assertEqual(v.splats[0].case, 'rcu_core.rcu_poll_get_state')
 		self.assertTrue(any('splat' in r for r in v.reasons))
 
+	def splat_reason(self, v):
+		(reason,) = [r for r in v.reasons if 'kernel splat(s)' in r]
+		return reason
+
+	def test_many_splats_make_a_short_message(self):
+		lines = [f'WARNING: CPU: 1 PID: 9 at kernel/rcu/tree.c:{n} f+0x0/0x1\n'
+			 '---[ end trace 0000000000000000 ]---' for n in range(1, 8)]
+		lines += ['BUG: sleeping function called from invalid context at x.c:1\n'
+			  '---[ end trace 0000000000000000 ]---'] * 72
+		text = with_line_after(PASSING, 'ok 1 rcu_read_lock_nesting', '\n'.join(lines))
+		v = verdict.judge(text, EXPECTED, config=SKIP_CONFIG,
+				  console_path='/r/x86_64-default/console.log')
+		self.assertEqual(len([s for s in v.splats if not s.expected]), 79)  # all still judged
+		reason = self.splat_reason(v)
+		self.assertTrue(reason.startswith('79 kernel splat(s) during the run'), reason)
+		self.assertEqual(reason.count('warning in rcu_core.rcu_poll_get_state: WARNING'), 5)
+		self.assertIn('tree.c:5 ', reason)
+		self.assertNotIn('tree.c:6 ', reason)
+		self.assertNotIn('sleeping function', reason)
+		self.assertTrue(reason.endswith('; ... and 74 more (3 distinct; see '
+						'/r/x86_64-default/console.log)'), reason)
+		self.assertLess(len(reason), 800)
+
+	def test_repeated_splat_is_shown_once_with_its_count(self):
+		lines = ['BUG: sleeping function called from invalid context at x.c:1\n'
+			 '---[ end trace 0000000000000000 ]---'] * 30
+		text = with_line_after(PASSING, 'ok 1 rcu_read_lock_nesting', '\n'.join(lines))
+		reason = self.splat_reason(verdict.judge(text, EXPECTED, config=SKIP_CONFIG))
+		self.assertTrue(reason.endswith(': might-sleep in rcu_core.rcu_poll_get_state: BUG: '
+						'sleeping function called from invalid context at x.c:1 '
+						'(30 times)'), reason)
+		self.assertNotIn('more', reason)
+
+	def test_more_splats_without_a_console_path(self):
+		lines = [f'WARNING: CPU: 1 PID: 9 at a.c:{n} f\n---[ end trace 0 ]---' for n in range(7)]
+		text = with_line_after(PASSING, 'ok 1 rcu_read_lock_nesting', '\n'.join(lines))
+		reason = self.splat_reason(verdict.judge(text, EXPECTED, config=SKIP_CONFIG))
+		self.assertTrue(reason.endswith('; ... and 2 more (2 distinct; see the console log)'),
+				reason)
+
 	def test_boot_splat_is_attributed_to_boot(self):
 		text = with_line_after(PASSING, '4 CPUs', 'BUG: sleeping function called from invalid context')
 		v = verdict.judge(text, EXPECTED)
