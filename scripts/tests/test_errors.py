@@ -239,3 +239,15 @@ class BootedOtherKernelTest(unittest.TestCase):
 			self.assertIsNone(kbuild.booted_other_kernel(self.BANNER.format('Fri Dec 4'), d))
 			self.stamp(d, ['f' * 64, 'kunit-rcu-0123456789ab'])
 			self.assertIsNone(kbuild.booted_other_kernel('no banner at all\n', d))
+
+
+class MutantTimeoutTest(unittest.TestCase):
+	def test_timeout_line_lowers_the_bound_only(self):
+		with tempfile.TemporaryDirectory() as d:
+			plain, short, long_ = (os.path.join(d, n) for n in ('a.patch', 'b.patch', 'c.patch'))
+			for path, extra in ((plain, ''), (short, 'Timeout: 90\n'), (long_, 'Timeout: 900\n')):
+				with open(path, 'w') as f:
+					f.write('Subject: x\n\n' + extra + 'Kills: s.a\n')
+			self.assertEqual(mutants.mutant_timeout(plain, 240), 240)
+			self.assertEqual(mutants.mutant_timeout(short, 240), 90)
+			self.assertEqual(mutants.mutant_timeout(long_, 240), 240)

@@ -1,0 +1,369 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit tests for RCU's requirements on module unloading and CPU hotplug
+ * ("RCU requirements, part 3": Loadable Modules, Hotplug CPU): the
+ * "stop call_rcu(), then rcu_barrier()" exit pattern, callbacks of a CPU
+ * that goes offline, and grace periods and barriers from CPU-hotplug
+ * callbacks.  Every CPU taken offline is brought back by a kunit
+ * resource, also when a case fails; every wait is bounded.
+ */
+
+#include <kunit/resource.h>
+#include <kunit/test.h>
+#include <linux/atomic.h>
+#include <linux/cpu.h>
+#include <linux/cpuhotplug.h>
+#include <linux/delay.h>
+#include <linux/rcupdate.h>
+#include <linux/slab.h>
+
+#include "kunit_rcu.h"
+
+/* Callbacks queued per CPU, and on how many CPUs at most. */
+#define HP_CBS_PER_CPU		8
+#define HP_SLOTS		(NR_CPUS > 64 ? 64 : NR_CPUS)
+
+/*
+ * The first callback queued on each CPU takes this long: that CPU's later
+ * callbacks run only after it, so a barrier that does not wait for every
+ * CPU returns before them.
+ */
+#define HP_SLOW_CB_MS		100
+
+/* Bound on taking a CPU offline or online (TCG is slow at it). */
+#define HP_HOTPLUG_MS		10000
+
+struct hp_cb {
+	struct rcu_head head;
+	atomic_t *calls;	/* total invocations */
+	atomic_t ran;		/* invocations of this callback */
+	bool slow;		/* takes HP_SLOW_CB_MS */
+};
+
+struct hp_batch {
+	struct hp_cb cbs[HP_SLOTS][HP_CBS_PER_CPU];
+	atomic_t calls;
+	int queued;
+};
+
+static void hp_cb_fn(struct rcu_head *head)
+{
+	struct hp_cb *cb = container_of(head, struct hp_cb, head);
+
+	if (cb->slow)
+		mdelay(HP_SLOW_CB_MS);
+	atomic_inc(&cb->ran);
+	atomic_inc(cb->calls);
+}
+
+struct hp_queue {
+	struct hp_batch *b;
+	int slot;
+	bool slow;		/* the first callback is slow */
+};
+
+/* Runs on the CPU whose callback list gets the callbacks. */
+static void hp_queue_fn(void *arg)
+{
+	struct hp_queue *q = arg;
+	int i;
+
+	for (i = 0; i < HP_CBS_PER_CPU; i++) {
+		struct hp_cb *cb = &q->b->cbs[q->slot][i];
+
+		cb->calls = &q->b->calls;
+		cb->slow = q->slow && !i;
+		call_rcu(&cb->head, hp_cb_fn);
+	}
+}
+
+static void hp_queue_on(struct kunit *test, struct hp_batch *b, int cpu, int slot, bool slow)
+{
+	struct hp_queue q = { .b = b, .slot = slot, .slow = slow };
+
+	KUNIT_ASSERT_LT(test, slot, (int)ARRAY_SIZE(b->cbs));
+	KUNIT_ASSERT_TRUE(test, kunit_rcu_run_on_cpu(test, cpu, hp_queue_fn, &q, false,
+						     KUNIT_RCU_PROMPT_MS));
+	b->queued += HP_CBS_PER_CPU;
+}
+
+/* Every callback of slots [0, slots) ran exactly once. */
+static void hp_expect_each_once(struct kunit *test, struct hp_batch *b, int slots,
+				const char *when)
+{
+	int s, i;
+
+	for (s = 0; s < slots; s++)
+		for (i = 0; i < HP_CBS_PER_CPU; i++)
+			KUNIT_EXPECT_EQ_MSG(test, atomic_read(&b->cbs[s][i].ran), 1,
+					    "callback %d of slot %d %s", i, s, when);
+}
+
+static bool hp_all_called(void *arg)
+{
+	struct hp_batch *b = arg;
+
+	return atomic_read(&b->calls) >= b->queued;
+}
+
+/* rcu_barrier() in a kthread, so that a hung barrier fails the case. */
+static void hp_barrier_fn(void *arg)
+{
+	rcu_barrier();
+}
+
+static bool hp_barrier(struct kunit *test, int cpu)
+{
+	return kunit_rcu_run_on_cpu(test, cpu, hp_barrier_fn, NULL, false,
+				    KUNIT_RCU_GP_TIMEOUT_MS);
+}
+
+struct hp_exit {
+	struct hp_batch *b;
+	struct hp_queue q[HP_SLOTS];
+	int slots;
+	int at_return;
+};
+
+/*
+ * The module's last call_rcu()s and its exit function, on the barrier
+ * CPU: cross-calls queue callbacks on every other online CPU (each
+ * starting with a slow one), this CPU queues its own, and rcu_barrier()
+ * follows within microseconds, while all of them still wait for a grace
+ * period.
+ */
+static void hp_exit_fn(void *arg)
+{
+	struct hp_exit *e = arg;
+	int cpu, self = raw_smp_processor_id();
+
+	cpus_read_lock();
+	for_each_online_cpu(cpu) {
+		if (e->slots >= ARRAY_SIZE(e->q) || cpu == self)
+			continue;
+		e->q[e->slots] = (struct hp_queue) { .b = e->b, .slot = e->slots, .slow = true };
+		smp_call_function_single(cpu, hp_queue_fn, &e->q[e->slots], 1);
+		e->slots++;
+	}
+	cpus_read_unlock();
+	if (e->slots < ARRAY_SIZE(e->q)) {
+		e->q[e->slots] = (struct hp_queue) { .b = e->b, .slot = e->slots };
+		hp_queue_fn(&e->q[e->slots]);
+		e->slots++;
+	}
+	rcu_barrier();
+	e->at_return = atomic_read(&e->b->calls);
+}
+
+/*
+ * Covers: MOD-1
+ *
+ * The module-exit pattern: callbacks are queued on every online CPU (on
+ * all but the barrier's own CPU, the first is slow to run and delays the
+ * others), the queueing stops, and rcu_barrier() is called at once,
+ * while they all still wait for their grace period.  When the barrier
+ * returns, every callback on every CPU has run exactly once, and none
+ * runs after it.
+ */
+static void rcu_hotplug_barrier_at_exit(struct kunit *test)
+{
+	struct hp_exit *e = kunit_kzalloc(test, sizeof(*e), GFP_KERNEL);
+	int bcpu;
+
+	KUNIT_ASSERT_NOT_NULL(test, e);
+	e->b = kunit_kzalloc(test, sizeof(*e->b), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, e->b);
+	bcpu = kunit_rcu_target_cpu();
+	if (bcpu < 0)
+		kunit_skip(test, "needs a second online CPU");
+	KUNIT_ASSERT_TRUE(test, kunit_rcu_run_on_cpu(test, bcpu, hp_exit_fn, e, false,
+						     KUNIT_RCU_GP_TIMEOUT_MS));
+	e->b->queued = e->slots * HP_CBS_PER_CPU;
+	KUNIT_EXPECT_GE(test, e->slots, 2);
+	KUNIT_EXPECT_EQ_MSG(test, e->at_return, e->b->queued,
+			    "callbacks run when rcu_barrier() returned on CPU %d", bcpu);
+	hp_expect_each_once(test, e->b, e->slots, "when rcu_barrier() returned");
+	/* None later: two more grace periods' worth of callback processing. */
+	synchronize_rcu();
+	synchronize_rcu();
+	rcu_barrier();
+	KUNIT_EXPECT_EQ_MSG(test, atomic_read(&e->b->calls), e->at_return,
+			    "callbacks run later");
+}
+
+/* A CPU taken offline by a case, brought back however the case ends. */
+static void hp_online_again(struct kunit_resource *res)
+{
+	int cpu = (long)res->data;
+
+	if (!cpu_online(cpu))
+		add_cpu(cpu);
+}
+
+static struct kunit_resource hp_cpu_res;
+
+static int hp_offline(struct kunit *test, int cpu)
+{
+	int ret = remove_cpu(cpu);
+
+	if (!ret)
+		kunit_add_named_resource(test, NULL, hp_online_again, &hp_cpu_res,
+					 "hp_offline_cpu", (void *)(long)cpu);
+	return ret;
+}
+
+static int hp_cpu(struct kunit *test)
+{
+	int cpu = kunit_rcu_target_cpu();
+
+	if (cpu < 0)
+		kunit_skip(test, "needs a second online CPU");
+	return cpu;
+}
+
+/*
+ * Covers: HP-3
+ *
+ * Callbacks queued on a CPU that goes offline before they are invoked
+ * are migrated: each runs exactly once, within a bound, while that CPU
+ * is still offline; an rcu_barrier() issued while it is offline returns
+ * and finds them all done; none runs again after the CPU is back.
+ */
+static void rcu_hotplug_offline_callbacks(struct kunit *test)
+{
+	struct hp_batch *b = kunit_kzalloc(test, sizeof(*b), GFP_KERNEL);
+	int cpu = hp_cpu(test);
+	int other = kunit_rcu_other_cpu(cpu);
+
+	KUNIT_ASSERT_NOT_NULL(test, b);
+	hp_queue_on(test, b, cpu, 0, false);
+	KUNIT_ASSERT_EQ_MSG(test, hp_offline(test, cpu), 0, "cannot take CPU %d offline", cpu);
+	KUNIT_EXPECT_TRUE_MSG(test, kunit_rcu_wait_until(hp_all_called, b, KUNIT_RCU_GP_TIMEOUT_MS),
+			      "%d of %d callbacks of offline CPU %d ran within %d ms",
+			      atomic_read(&b->calls), b->queued, cpu, KUNIT_RCU_GP_TIMEOUT_MS);
+	KUNIT_EXPECT_FALSE(test, cpu_online(cpu));
+	KUNIT_EXPECT_TRUE_MSG(test, hp_barrier(test, other),
+			      "rcu_barrier() with CPU %d offline did not return", cpu);
+	hp_expect_each_once(test, b, 1, "with the CPU offline");
+	KUNIT_EXPECT_EQ(test, add_cpu(cpu), 0);
+	rcu_barrier();
+	KUNIT_EXPECT_EQ_MSG(test, atomic_read(&b->calls), b->queued, "after the CPU came back");
+}
+
+struct hp_state {
+	int cpu;
+	int state;			/* the dynamic cpuhp state */
+	bool stuck;			/* the hotplug did not finish: leave the state */
+	atomic_t down, up;		/* which callbacks finished */
+	struct rcu_gp_oldstate before;	/* full polled state taken before the hotplug */
+	bool gp_down, gp_up;		/* the cookie was complete in them */
+};
+
+static struct hp_state *hp_state;
+
+/* What a cpuhp callback may do: every kind of synchronous grace period and a barrier. */
+static void hp_wait_all(void)
+{
+	synchronize_rcu();
+	synchronize_rcu_expedited();
+	rcu_barrier();
+}
+
+static int hp_teardown(unsigned int cpu)
+{
+	struct hp_state *s = READ_ONCE(hp_state);
+
+	if (!s || cpu != s->cpu)
+		return 0;
+	hp_wait_all();
+	s->gp_down = poll_state_synchronize_rcu_full(&s->before);
+	atomic_set(&s->down, 1);
+	return 0;
+}
+
+static int hp_startup(unsigned int cpu)
+{
+	struct hp_state *s = READ_ONCE(hp_state);
+
+	if (!s || cpu != s->cpu)
+		return 0;
+	hp_wait_all();
+	s->gp_up = poll_state_synchronize_rcu_full(&s->before);
+	atomic_set(&s->up, 1);
+	return 0;
+}
+
+static void hp_remove_state(struct kunit_resource *res)
+{
+	struct hp_state *s = res->data;
+
+	WRITE_ONCE(hp_state, NULL);
+	/* Removing a state waits for the hotplug lock, which a stuck hotplug holds. */
+	if (!s->stuck)
+		cpuhp_remove_state_nocalls(s->state);
+}
+
+static struct kunit_resource hp_state_res;
+
+static void hp_offline_fn(void *arg)
+{
+	struct hp_state *s = arg;
+
+	if (!remove_cpu(s->cpu))
+		add_cpu(s->cpu);
+}
+
+/*
+ * Covers: HP-2, FUT-3
+ *
+ * CPU-hotplug callbacks (a dynamic online state, run on the way down and
+ * on the way up) call synchronize_rcu(), synchronize_rcu_expedited() and
+ * rcu_barrier(): the CPU goes offline and comes back within a bound (no
+ * deadlock with the hotplug lock), and each grace period really
+ * elapsed (a cookie taken before the hotplug is complete in both).
+ */
+static void rcu_hotplug_gp_in_cpuhp_callbacks(struct kunit *test)
+{
+	struct hp_state *s = kunit_kzalloc(test, sizeof(*s), GFP_KERNEL);
+	int cpu = hp_cpu(test);
+	struct kunit_rcu_work *w;
+	int state;
+
+	KUNIT_ASSERT_NOT_NULL(test, s);
+	s->cpu = cpu;
+	state = cpuhp_setup_state_nocalls(CPUHP_AP_ONLINE_DYN, "kunit/rcu_hotplug:online",
+					  hp_startup, hp_teardown);
+	KUNIT_ASSERT_GE(test, state, 0);
+	s->state = state;
+	kunit_add_named_resource(test, NULL, hp_remove_state, &hp_state_res, "hp_state", s);
+	/* _full: during boot, synchronize_rcu() is expedited. */
+	get_state_synchronize_rcu_full(&s->before);
+	WRITE_ONCE(hp_state, s);
+	w = kunit_rcu_start_on_cpu(test, kunit_rcu_other_cpu(cpu), hp_offline_fn, s, false);
+	s->stuck = !kunit_rcu_finish(test, w, HP_HOTPLUG_MS);
+	KUNIT_EXPECT_FALSE_MSG(test, s->stuck,
+			       "CPU %d offline and online again did not finish in %d ms",
+			       cpu, HP_HOTPLUG_MS);
+	KUNIT_EXPECT_EQ_MSG(test, atomic_read(&s->down), 1, "teardown callback did not finish");
+	KUNIT_EXPECT_EQ_MSG(test, atomic_read(&s->up), 1, "startup callback did not finish");
+	KUNIT_EXPECT_TRUE_MSG(test, s->gp_down, "no grace period elapsed in the teardown callback");
+	KUNIT_EXPECT_TRUE_MSG(test, s->gp_up, "no grace period elapsed in the startup callback");
+	KUNIT_EXPECT_TRUE(test, cpu_online(cpu));
+}
+
+static struct kunit_case rcu_hotplug_cases[] = {
+	KUNIT_CASE(rcu_hotplug_barrier_at_exit),
+	KUNIT_CASE(rcu_hotplug_offline_callbacks),
+	KUNIT_CASE(rcu_hotplug_gp_in_cpuhp_callbacks),
+	{}
+};
+
+static struct kunit_suite rcu_hotplug_suite = {
+	.name = "rcu_hotplug",
+	.test_cases = rcu_hotplug_cases,
+};
+
+kunit_test_suite(rcu_hotplug_suite);
+
+MODULE_DESCRIPTION("KUnit tests for RCU's module-unload and CPU-hotplug requirements");
+MODULE_LICENSE("GPL");
