@@ -46,23 +46,53 @@ def boot_args(arch: str, config: Config) -> List[str]:
 	return args
 
 
+# The compiler shim: ccache, except for a source that pulls a file in with
+# .incbin, which ccache does not see in depend mode.  x86's
+# arch/x86/boot/compressed/piggy.S .incbin's the compressed kernel and
+# names only its sizes: ccache handed back an older kernel's piggy.o
+# whenever two builds' sizes matched (a mutant that swaps one call for
+# another), and the guest booted that older kernel.
+_SHIM = """#!/bin/sh
+# kunit-rcu: {cc} through ccache, except for sources that .incbin a file.
+for a; do
+	case $a in
+	*.S|*.c) [ -f "$a" ] && grep -q '[.]incbin' "$a" && exec {real} "$@" ;;
+	esac
+done
+exec {ccache} {real} "$@"
+"""
+
+
 def ccache_shims() -> str:
-	"""A directory whose gcc and aarch64-linux-gnu-gcc are ccache in masquerade mode.
+	"""A directory whose gcc and aarch64-linux-gnu-gcc run the compiler through ccache.
 
 	Compilers go through PATH rather than CC=, so kbuild records the same
 	command lines as a plain kunit.py run: both can share a build dir.
+	Sources that .incbin a file are compiled without ccache (see _SHIM).
 	"""
 	shims = os.path.join(cache_dir(), 'ccache-bin')
 	ccache = shutil.which('ccache')
 	if not ccache:
 		raise UserError('ccache is missing: apt-get install ccache (or KUNIT_RCU_NO_CCACHE=1)')
 	os.makedirs(shims, exist_ok=True)
+	path = os.pathsep.join(d for d in os.environ.get('PATH', '').split(os.pathsep)
+			       if d and os.path.realpath(d) != os.path.realpath(shims))
 	for arch in ARCHES.values():
 		link = os.path.join(shims, arch['cc'])
-		if os.path.realpath(link) != os.path.realpath(ccache):
+		real = shutil.which(arch['cc'], path=path)
+		if not real:
+			# The arch's compiler is not installed: packages.py names it when it is needed.
 			if os.path.lexists(link):
 				os.unlink(link)
-			os.symlink(ccache, link)
+			continue
+		text = _SHIM.format(cc=arch['cc'], real=real, ccache=ccache)
+		if os.path.islink(link) or not os.path.exists(link) or open(link).read() != text:
+			if os.path.lexists(link):
+				os.unlink(link)
+			with open(link + '.tmp', 'w') as f:
+				f.write(text)
+			os.chmod(link + '.tmp', 0o755)
+			os.replace(link + '.tmp', link)
 	return shims
 
 

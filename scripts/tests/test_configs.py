@@ -236,6 +236,34 @@ class KbuildArgsTest(unittest.TestCase):
 			self.assertIn('CCACHE_NOHASHDIR', kbuild.build_env(config=none))
 
 
+class CcacheShimTest(unittest.TestCase):
+	"""The compiler shim bypasses ccache for sources that .incbin a file."""
+
+	def test_incbin_bypasses_ccache(self):
+		import subprocess
+		with tempfile.TemporaryDirectory() as d:
+			for name in ('real', 'ccache'):
+				with open(os.path.join(d, name), 'w') as f:
+					f.write('#!/bin/sh\necho ' + name + '\n')
+				os.chmod(os.path.join(d, name), 0o755)
+			shim = os.path.join(d, 'gcc')
+			with open(shim, 'w') as f:
+				f.write(kbuild._SHIM.format(cc='gcc', real=os.path.join(d, 'real'),
+							    ccache=os.path.join(d, 'ccache')))
+			os.chmod(shim, 0o755)
+			with open(os.path.join(d, 'piggy.S'), 'w') as f:
+				f.write('.section .rodata\n.incbin "vmlinux.bin.gz"\n')
+			with open(os.path.join(d, 'plain.c'), 'w') as f:
+				f.write('int x;\n')
+
+			def via(*args):
+				return subprocess.run([shim, *args], cwd=d, capture_output=True,
+						      text=True, check=True).stdout.strip()
+			self.assertEqual(via('-c', 'piggy.S', '-o', 'piggy.o'), 'real')
+			self.assertEqual(via('-c', 'plain.c', '-o', 'plain.o'), 'ccache')
+			self.assertEqual(via('-x', 'c', '/dev/null'), 'ccache')
+
+
 class ConfigDirTest(unittest.TestCase):
 	"""run and the CLI against a configs/ of our own."""
 
