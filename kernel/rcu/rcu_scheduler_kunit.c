@@ -1,18 +1,25 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * KUnit tests for the "Scheduler and RCU" requirements of "RCU
- * requirements, part 3": readers whose end meets scheduler locks.
- * The readers run on a CPU of their own (lib/kunit-rcu/), the test
- * thread asserts afterwards.
+ * requirements, part 3": readers whose end meets scheduler locks, readers
+ * preempted by other tasks, and the grace-period kthread.  The readers
+ * run on a CPU of their own (lib/kunit-rcu/), the test thread asserts
+ * afterwards.
  */
 
 #include <kunit/test.h>
 #include <linux/irq_work.h>
+#include <linux/completion.h>
 #include <linux/rcupdate.h>
 #include <linux/sched.h>
+#include <linux/sched/cputime.h>
+#include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
+#include <linux/string.h>
+#include <trace/events/rcu.h>
 
+#include "rcu.h"
 #include "kunit_rcu.h"
 
 /* Nesting depth of the reader in the unlock case. */
@@ -189,9 +196,328 @@ static void rcu_scheduler_lock_across_unlock(struct kunit *test)
 			      KUNIT_RCU_GP_TIMEOUT_MS);
 }
 
+/* PERF-5: a reader preempted by a SCHED_FIFO task on its CPU. */
+struct rcu_scheduler_preempted {
+	atomic_t in_reader;		/* the reader began */
+	atomic_t release;		/* the test ends the reader */
+	atomic_t preempting;		/* the preempter holds the CPU */
+	atomic_t release_cpu;		/* the test lets the preempter go */
+	struct task_struct *reader;
+	unsigned long nivcsw_in, nivcsw_out;
+	bool released;			/* the reader ended by @release, not its bound */
+	bool inside_when_preempted;	/* the reader was in its critical section */
+	bool blocked;			/* RCU had queued it as a blocked reader */
+};
+
+static void rcu_scheduler_preempted_reader(void *arg)
+{
+	struct rcu_scheduler_preempted *p = arg;
+
+	WRITE_ONCE(p->reader, current);
+	rcu_read_lock();
+	p->nivcsw_in = current->nivcsw;
+	atomic_set_release(&p->in_reader, 1);
+	p->released = kunit_rcu_spin_flag(&p->release, KUNIT_RCU_GP_TIMEOUT_MS);
+	p->nivcsw_out = current->nivcsw;
+	atomic_set(&p->in_reader, 0);
+	rcu_read_unlock();
+}
+
+/* Runs on the reader's CPU: as soon as it runs at all, the reader is preempted. */
+static void rcu_scheduler_preempter(void *arg)
+{
+	struct rcu_scheduler_preempted *p = arg;
+
+	sched_set_fifo(current);
+	p->inside_when_preempted = atomic_read(&p->in_reader);
+#ifdef CONFIG_PREEMPT_RCU
+	p->blocked = READ_ONCE(p->reader->rcu_read_unlock_special.b.blocked);
+#endif
+	atomic_set_release(&p->preempting, 1);
+	kunit_rcu_spin_flag(&p->release_cpu, KUNIT_RCU_GP_TIMEOUT_MS);
+	sched_set_normal(current, 0);
+}
+
+/*
+ * Covers: PERF-5
+ * May skip: nopreempt
+ *
+ * With preemptible RCU a reader can be preempted: a SCHED_FIFO task takes
+ * the reader's CPU while the reader is inside its critical section (an
+ * involuntary context switch of the reader).  While it stays preempted, a
+ * normal and an expedited grace period started then do not complete
+ * (RCU has queued it as a blocked reader; the CPU itself is quiescent);
+ * they still do not once it runs again inside the reader, and complete
+ * after its rcu_read_unlock().  Normal grace periods are not expedited
+ * here (rcu_unexpedite_gp(): built-in suites run while boot expedites
+ * them).  Priority boosting needs RCU_BOOST (RCU_EXPERT), not configured.
+ */
+static void rcu_scheduler_preempted_reader_blocks_gp(struct kunit *test)
+{
+	struct rcu_scheduler_preempted *p = kunit_kzalloc(test, sizeof(*p), GFP_KERNEL);
+	struct rcu_gp_oldstate norm, exp;
+	bool held_norm, held_exp, held_running;
+	struct kunit_rcu_work *rw, *pw;
+	int cpu = kunit_rcu_target_cpu();
+
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	if (!IS_ENABLED(CONFIG_PREEMPT_RCU))
+		kunit_skip(test, "PREEMPT_RCU=n: a reader cannot be preempted");
+	if (cpu < 0)
+		kunit_skip(test, "needs a second online CPU");
+	rw = kunit_rcu_start_on_cpu(test, cpu, rcu_scheduler_preempted_reader, p, false);
+	KUNIT_ASSERT_NOT_NULL(test, rw);
+	if (!kunit_rcu_wait_flag(&p->in_reader, KUNIT_RCU_PROMPT_MS)) {
+		atomic_set(&p->release, 1);
+		kunit_rcu_finish(test, rw, KUNIT_RCU_GP_TIMEOUT_MS);
+		KUNIT_FAIL(test, "the reader did not begin within %d ms", KUNIT_RCU_PROMPT_MS);
+		return;
+	}
+	pw = kunit_rcu_start_on_cpu(test, cpu, rcu_scheduler_preempter, p, false);
+	if (!pw || !kunit_rcu_wait_flag(&p->preempting, KUNIT_RCU_PROMPT_MS)) {
+		atomic_set(&p->release_cpu, 1);
+		atomic_set(&p->release, 1);
+		if (pw)
+			kunit_rcu_finish(test, pw, KUNIT_RCU_GP_TIMEOUT_MS);
+		kunit_rcu_finish(test, rw, KUNIT_RCU_GP_TIMEOUT_MS);
+		KUNIT_FAIL(test, "the preempter did not run on CPU %d within %d ms", cpu,
+			   KUNIT_RCU_PROMPT_MS);
+		return;
+	}
+
+	rcu_unexpedite_gp();
+	start_poll_synchronize_rcu_full(&norm);
+	start_poll_synchronize_rcu_expedited_full(&exp);
+	kunit_rcu_delay_ms(KUNIT_RCU_HOLD_MS);
+	held_norm = !poll_state_synchronize_rcu_full(&norm);
+	held_exp = !poll_state_synchronize_rcu_full(&exp);
+	atomic_set_release(&p->release_cpu, 1);
+	kunit_rcu_finish(test, pw, KUNIT_RCU_GP_TIMEOUT_MS);
+	/* The reader runs again, still inside its critical section. */
+	kunit_rcu_delay_ms(KUNIT_RCU_HOLD_MS / 4);
+	held_running = !poll_state_synchronize_rcu_full(&norm);
+	atomic_set_release(&p->release, 1);
+	kunit_rcu_finish(test, rw, KUNIT_RCU_GP_TIMEOUT_MS);
+	KUNIT_EXPECT_TRUE_MSG(test, kunit_rcu_wait_until(kunit_rcu_full_done, &norm,
+							 KUNIT_RCU_GP_TIMEOUT_MS),
+			      "the normal grace period did not end within %d ms of the reader",
+			      KUNIT_RCU_GP_TIMEOUT_MS);
+	KUNIT_EXPECT_TRUE_MSG(test, kunit_rcu_wait_until(kunit_rcu_full_done, &exp,
+							 KUNIT_RCU_GP_TIMEOUT_MS),
+			      "the expedited grace period did not end within %d ms of the reader",
+			      KUNIT_RCU_GP_TIMEOUT_MS);
+	rcu_expedite_gp();
+
+	KUNIT_EXPECT_TRUE_MSG(test, p->inside_when_preempted,
+			      "the preempter ran when the reader was not in its critical section");
+	KUNIT_EXPECT_GT_MSG(test, p->nivcsw_out, p->nivcsw_in,
+			    "the reader was never preempted inside its critical section");
+	KUNIT_EXPECT_TRUE_MSG(test, p->blocked,
+			      "the preempted reader was not queued as a blocked reader");
+	KUNIT_EXPECT_TRUE_MSG(test, held_norm,
+			      "a normal grace period ended while the reader was preempted");
+	KUNIT_EXPECT_TRUE_MSG(test, held_exp,
+			      "an expedited grace period ended while the reader was preempted");
+	KUNIT_EXPECT_TRUE_MSG(test, held_running,
+			      "a normal grace period ended before the resumed reader unlocked");
+	KUNIT_EXPECT_TRUE_MSG(test, p->released, "the reader ended by its bound, not released");
+}
+
+#ifdef CONFIG_RCU_TRACE
+/* PERF-6: who starts and ends grace periods, seen from the rcu_grace_period tracepoint. */
+struct rcu_scheduler_gp_events {
+	atomic_t starts, ends;
+	atomic_t foreign;		/* events not from the GP kthread's context */
+	struct task_struct *task;	/* the task of the first "start" */
+	char name[TASK_COMM_LEN];	/* ... its name */
+	char flavor[TASK_COMM_LEN];	/* rcu_state.name, as traced */
+};
+
+static struct rcu_scheduler_gp_events *rcu_scheduler_gp_events;
+
+static void rcu_scheduler_probe_gp(void *data, const char *rcuname, unsigned long gp_seq,
+				   const char *gpevent)
+{
+	struct rcu_scheduler_gp_events *ev = READ_ONCE(rcu_scheduler_gp_events);
+	bool start = !strcmp(gpevent, "start");
+
+	if (!ev || (!start && strcmp(gpevent, "end")))
+		return;
+	if (start && atomic_inc_return(&ev->starts) == 1) {
+		ev->task = current;
+		strscpy(ev->name, current->comm, sizeof(ev->name));
+		strscpy(ev->flavor, rcuname, sizeof(ev->flavor));
+	} else if (!start) {
+		atomic_inc(&ev->ends);
+	}
+	if (!in_task() || !(current->flags & PF_KTHREAD) ||
+	    (atomic_read(&ev->starts) > 1 && current != READ_ONCE(ev->task)))
+		atomic_inc(&ev->foreign);
+}
+
+/*
+ * Covers: PERF-6
+ *
+ * A normal synchronize_rcu() (not expedited: rcu_unexpedite_gp()) is
+ * carried out by the grace-period kthread: every grace-period start and
+ * end traced meanwhile (rcu_grace_period "start"/"end") comes from one
+ * kthread, in task context, named after the RCU flavor, not from the
+ * caller; at least one grace period started and ended.
+ */
+static void rcu_scheduler_gp_kthread_drives(struct kunit *test)
+{
+	struct rcu_scheduler_gp_events *ev = kunit_kzalloc(test, sizeof(*ev), GFP_KERNEL);
+	int ret;
+
+	KUNIT_ASSERT_NOT_NULL(test, ev);
+	WRITE_ONCE(rcu_scheduler_gp_events, ev);
+	ret = register_trace_rcu_grace_period(rcu_scheduler_probe_gp, NULL);
+	KUNIT_ASSERT_EQ_MSG(test, ret, 0, "cannot hook the rcu_grace_period tracepoint");
+	rcu_unexpedite_gp();
+	synchronize_rcu();
+	synchronize_rcu();
+	rcu_expedite_gp();
+	unregister_trace_rcu_grace_period(rcu_scheduler_probe_gp, NULL);
+	tracepoint_synchronize_unregister();
+	WRITE_ONCE(rcu_scheduler_gp_events, NULL);
+
+	KUNIT_EXPECT_GE_MSG(test, atomic_read(&ev->starts), 1,
+			    "two normal synchronize_rcu() started no grace period");
+	KUNIT_EXPECT_GE_MSG(test, atomic_read(&ev->ends), 1,
+			    "two normal synchronize_rcu() ended no grace period");
+	KUNIT_EXPECT_EQ_MSG(test, atomic_read(&ev->foreign), 0,
+			    "grace periods started or ended outside the kthread that started the first");
+	if (!atomic_read(&ev->starts))
+		return;
+	KUNIT_EXPECT_PTR_NE(test, ev->task, current);
+	KUNIT_EXPECT_STREQ_MSG(test, ev->name, ev->flavor,
+			       "the grace-period kthread is named after its flavor");
+}
+#else
+static void rcu_scheduler_gp_kthread_drives(struct kunit *test)
+{
+	kunit_skip(test, "needs CONFIG_RCU_TRACE for the rcu_grace_period tracepoint");
+}
+#endif
+
+/* SCH-3: ping-pong pairs on every CPU while grace periods run back to back. */
+#define RCU_SCHEDULER_LOAD_MS		2000
+#define RCU_SCHEDULER_KTHREAD_PERCENT	4
+
+struct rcu_scheduler_pair {
+	struct completion ping, pong;
+	atomic_t *stop;
+	unsigned long switches;		/* round trips, two context switches each */
+};
+
+static void rcu_scheduler_ping(void *arg)
+{
+	struct rcu_scheduler_pair *p = arg;
+
+	while (!atomic_read(p->stop)) {
+		complete(&p->pong);
+		if (wait_for_completion_timeout(&p->ping, HZ / 10))
+			p->switches++;
+	}
+	complete(&p->pong);
+}
+
+static void rcu_scheduler_pong(void *arg)
+{
+	struct rcu_scheduler_pair *p = arg;
+
+	while (!atomic_read(p->stop))
+		if (wait_for_completion_timeout(&p->pong, HZ / 10))
+			complete(&p->ping);
+}
+
+/* CPU time of the RCU kthreads (rcu_preempt or rcu_sched, rcu_exp_*, rcu_tasks_*, rcuc, rcuo*). */
+static u64 rcu_scheduler_rcu_kthreads_ns(void)
+{
+	struct task_struct *g, *t;
+	u64 ns = 0;
+
+	rcu_read_lock();
+	for_each_process_thread(g, t)
+		if ((t->flags & PF_KTHREAD) && !strncmp(t->comm, "rcu", 3))
+			ns += task_sched_runtime(t);
+	rcu_read_unlock();
+	return ns;
+}
+
+/*
+ * Covers: SCH-3
+ *
+ * A context-switch-heavy load (a pair of kthreads handing the CPU to each
+ * other through completions, on every online CPU) runs for
+ * RCU_SCHEDULER_LOAD_MS while the test thread runs normal grace periods
+ * back to back.  The RCU kthreads together use less than
+ * RCU_SCHEDULER_KTHREAD_PERCENT % of the CPU time of that window (the
+ * bound; the measured share is printed), the load really switched, and
+ * grace periods completed under it.
+ */
+static void rcu_scheduler_kthreads_under_load(struct kunit *test)
+{
+	struct rcu_scheduler_pair *pairs;
+	struct kunit_rcu_work **w;
+	int cpu, n = 0, i, ncpus = num_online_cpus();
+	unsigned long switches = 0, gps = 0;
+	u64 start, end, rcu0, rcu1, avail;
+	atomic_t stop = ATOMIC_INIT(0);
+
+	pairs = kunit_kcalloc(test, nr_cpu_ids, sizeof(*pairs), GFP_KERNEL);
+	w = kunit_kcalloc(test, 2 * nr_cpu_ids, sizeof(*w), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, pairs);
+	KUNIT_ASSERT_NOT_NULL(test, w);
+	rcu0 = rcu_scheduler_rcu_kthreads_ns();
+	start = ktime_get_ns();
+	for_each_online_cpu(cpu) {
+		struct rcu_scheduler_pair *p = &pairs[cpu];
+
+		init_completion(&p->ping);
+		init_completion(&p->pong);
+		p->stop = &stop;
+		w[n] = kunit_rcu_start_on_cpu(test, cpu, rcu_scheduler_ping, p, false);
+		if (w[n])
+			n++;
+		w[n] = kunit_rcu_start_on_cpu(test, cpu, rcu_scheduler_pong, p, false);
+		if (w[n])
+			n++;
+	}
+	rcu_unexpedite_gp();
+	while (ktime_get_ns() - start < RCU_SCHEDULER_LOAD_MS * NSEC_PER_MSEC) {
+		synchronize_rcu();
+		gps++;
+	}
+	rcu_expedite_gp();
+	end = ktime_get_ns();
+	rcu1 = rcu_scheduler_rcu_kthreads_ns();
+	atomic_set(&stop, 1);
+	for (i = 0; i < n; i++)
+		KUNIT_EXPECT_TRUE(test, kunit_rcu_finish(test, w[i], KUNIT_RCU_PROMPT_MS));
+	for_each_online_cpu(cpu)
+		switches += pairs[cpu].switches;
+
+	avail = (end - start) * ncpus;
+	kunit_info(test, "%lu round trips, %lu grace periods, RCU kthreads %llu us of %llu us (%llu.%02llu %%)\n",
+		   switches, gps, div_u64(rcu1 - rcu0, NSEC_PER_USEC),
+		   div_u64(avail, NSEC_PER_USEC),
+		   div64_u64((rcu1 - rcu0) * 100, avail),
+		   div64_u64((rcu1 - rcu0) * 10000, avail) % 100);
+	KUNIT_EXPECT_EQ_MSG(test, n, 2 * ncpus, "the load did not start on every CPU");
+	KUNIT_EXPECT_GE_MSG(test, switches, 100UL * ncpus, "the load hardly switched");
+	KUNIT_EXPECT_GE_MSG(test, gps, 2UL, "no grace period completed under the load");
+	KUNIT_EXPECT_LT_MSG(test, (rcu1 - rcu0) * 100, avail * RCU_SCHEDULER_KTHREAD_PERCENT,
+			    "the RCU kthreads used more than %d %% of the CPU time",
+			    RCU_SCHEDULER_KTHREAD_PERCENT);
+}
+
 static struct kunit_case rcu_scheduler_cases[] = {
 	KUNIT_CASE(rcu_scheduler_irq_reader_in_unlock),
 	KUNIT_CASE(rcu_scheduler_lock_across_unlock),
+	KUNIT_CASE(rcu_scheduler_preempted_reader_blocks_gp),
+	KUNIT_CASE(rcu_scheduler_gp_kthread_drives),
+	KUNIT_CASE(rcu_scheduler_kthreads_under_load),
 	{}
 };
 
