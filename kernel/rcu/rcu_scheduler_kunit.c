@@ -351,9 +351,10 @@ static void rcu_scheduler_probe_gp(void *data, const char *rcuname, unsigned lon
 		atomic_inc(&ev->ends);
 	}
 	if (!in_task() || !(current->flags & PF_KTHREAD) ||
-	    (atomic_read(&ev->starts) > 1 && current != READ_ONCE(ev->task)))
+	    (READ_ONCE(ev->task) && current != READ_ONCE(ev->task)))
 		atomic_inc(&ev->foreign);
 }
+#endif /* CONFIG_RCU_TRACE */
 
 /*
  * Covers: PERF-6
@@ -366,6 +367,7 @@ static void rcu_scheduler_probe_gp(void *data, const char *rcuname, unsigned lon
  */
 static void rcu_scheduler_gp_kthread_drives(struct kunit *test)
 {
+#ifdef CONFIG_RCU_TRACE
 	struct rcu_scheduler_gp_events *ev = kunit_kzalloc(test, sizeof(*ev), GFP_KERNEL);
 	int ret;
 
@@ -392,13 +394,10 @@ static void rcu_scheduler_gp_kthread_drives(struct kunit *test)
 	KUNIT_EXPECT_PTR_NE(test, ev->task, current);
 	KUNIT_EXPECT_STREQ_MSG(test, ev->name, ev->flavor,
 			       "the grace-period kthread is named after its flavor");
-}
 #else
-static void rcu_scheduler_gp_kthread_drives(struct kunit *test)
-{
 	kunit_skip(test, "needs CONFIG_RCU_TRACE for the rcu_grace_period tracepoint");
-}
 #endif
+}
 
 /* SCH-3: ping-pong pairs on every CPU while grace periods run back to back. */
 #define RCU_SCHEDULER_LOAD_MS		2000
