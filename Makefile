@@ -11,14 +11,15 @@ PYTHON ?= python3
 KR := $(PYTHON) scripts/kunit-rcu
 FORCE_FLAG := $(if $(FORCE),--force)
 
-.PHONY: run check check-configs prepare series mutants selftest bench matrix help
+.PHONY: run check check-configs kconfig-check prepare series mutants selftest bench matrix help
 
 help:
 	@echo "make run     install packages, prepare the tree, build, boot, report"
 	@echo "             (ARCH=x86_64|arm64 CONFIG=<configs/NAME> EXTRA_PATCHES=\"/abs/a.patch\")"
 	@echo "make check   the project's tests: tooling unit tests, x86_64 and arm64 runs,"
-	@echo "             CONFIG=nopreempt on x86_64, mutants"
+	@echo "             CONFIG=nopreempt on x86_64, Kconfig rules (CFG-1), mutants"
 	@echo "make check-configs  every configs/NAME.config on every arch it applies to"
+	@echo "make kconfig-check  CFG-1 on the .config of make check's existing builds"
 	@echo "make prepare make series make mutants make selftest make bench make matrix"
 
 run:
@@ -29,6 +30,9 @@ check:
 
 check-configs:
 	$(KR) check-configs --timeout="$(TIMEOUT)" $(FORCE_FLAG)
+
+kconfig-check:
+	$(KR) kconfig-check --config="$(CONFIG)"
 
 prepare:
 	$(KR) prepare $(FORCE_FLAG)

@@ -35,7 +35,7 @@ static bool rcu_energy_gp_pair(void)
 
 /*
  * Covers: EN-1
- * May skip: default, nopreempt
+ * May skip: default, nopreempt, ghost
  *
  * An idle CPU whose tick is stopped sits in an extended quiescent
  * state, and the grace-period machinery credits it from its
@@ -105,7 +105,7 @@ static void rcu_energy_user_fn(void *arg)
 
 /*
  * Covers: EN-3
- * May skip: default, nopreempt
+ * May skip: default, nopreempt, ghost
  *
  * On a nohz_full CPU, user-mode execution is an extended quiescent
  * state: after ct_user_enter() (what the entry code calls on the way

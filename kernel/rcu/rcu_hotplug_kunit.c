@@ -15,8 +15,12 @@
 #include <linux/cpuhotplug.h>
 #include <linux/delay.h>
 #include <linux/rcupdate.h>
+#include <linux/sched/signal.h>
 #include <linux/slab.h>
+#include <linux/srcu.h>
+#include <linux/string.h>
 
+#include "rcu.h"
 #include "kunit_rcu.h"
 
 /* Callbacks queued per CPU, and on how many CPUs at most. */
@@ -351,10 +355,103 @@ static void rcu_hotplug_gp_in_cpuhp_callbacks(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, cpu_online(cpu));
 }
 
+/* Per-CPU RCU kthreads (rcuc/N, rcuo*): the RCU kthreads bound to one CPU. */
+static int hp_rcu_percpu_kthreads(bool on_ghost, int *ghost_cpu)
+{
+	struct task_struct *g, *t;
+	int n = 0;
+
+	rcu_read_lock();
+	for_each_process_thread(g, t) {
+		int cpu;
+
+		if (!(t->flags & PF_KTHREAD) || strncmp(t->comm, "rcu", 3) ||
+		    t->nr_cpus_allowed != 1)
+			continue;
+		cpu = cpumask_first(t->cpus_ptr);
+		if (cpu_online(cpu) == on_ghost)
+			continue;
+		n++;
+		if (ghost_cpu)
+			*ghost_cpu = cpu;
+	}
+	rcu_read_unlock();
+	return n;
+}
+
+DEFINE_STATIC_SRCU(hp_srcu);
+
+static void hp_srcu_cb(struct rcu_head *rh)
+{
+}
+
+/* SRCU queues its per-CPU work on CPUs that were fully online only. */
+static void hp_srcu_gp(void *arg)
+{
+	static struct rcu_head rh;
+
+	call_srcu(&hp_srcu, &rh, hp_srcu_cb);
+	synchronize_srcu(&hp_srcu);
+	synchronize_srcu_expedited(&hp_srcu);
+	srcu_barrier(&hp_srcu);
+}
+
+/*
+ * Covers: FW-1
+ * May skip: default, nopreempt, nohz
+ *
+ * Ghost CPUs, possible but never online (CONFIG=ghost: QEMU's
+ * "-smp 2,maxcpus=8" on x86_64, "maxcpus=2" of 4 on arm64): RCU has
+ * never counted one as fully online, no RCU kthread is bound to one
+ * (CONFIG=ghost boots with rcutree.use_softirq=0, so the online CPUs
+ * have their rcuc kthreads), and a normal grace period, an expedited
+ * one, rcu_barrier() and SRCU's grace periods and barrier complete
+ * without them.
+ */
+static void rcu_hotplug_ghost_cpus(struct kunit *test)
+{
+	struct rcu_gp_oldstate norm, exp;
+	int cpu, ghosts = 0, ghost_cpu = -1, on_ghosts;
+
+	for_each_possible_cpu(cpu)
+		if (!cpu_online(cpu))
+			ghosts++;
+	if (!ghosts)
+		kunit_skip(test, "every possible CPU is online (CONFIG=ghost has ghost CPUs)");
+	kunit_info(test, "%u possible CPUs, %u online; RCU kthreads bound to online CPUs: %d\n",
+		   num_possible_cpus(), num_online_cpus(), hp_rcu_percpu_kthreads(false, NULL));
+	for_each_possible_cpu(cpu)
+		KUNIT_EXPECT_EQ_MSG(test, rcu_cpu_beenfullyonline(cpu), cpu_online(cpu),
+				    "RCU's view of CPU %d having been fully online", cpu);
+	on_ghosts = hp_rcu_percpu_kthreads(true, &ghost_cpu);
+	KUNIT_EXPECT_EQ_MSG(test, on_ghosts, 0, "RCU kthreads bound to ghost CPUs (one on CPU %d)",
+			    ghost_cpu);
+
+	rcu_unexpedite_gp();
+	start_poll_synchronize_rcu_full(&norm);
+	start_poll_synchronize_rcu_expedited_full(&exp);
+	KUNIT_EXPECT_TRUE_MSG(test, kunit_rcu_wait_until(kunit_rcu_full_done, &norm,
+							 KUNIT_RCU_GP_TIMEOUT_MS),
+			      "a normal grace period did not end within %d ms",
+			      KUNIT_RCU_GP_TIMEOUT_MS);
+	rcu_expedite_gp();
+	KUNIT_EXPECT_TRUE_MSG(test, kunit_rcu_wait_until(kunit_rcu_full_done, &exp,
+							 KUNIT_RCU_GP_TIMEOUT_MS),
+			      "an expedited grace period did not end within %d ms",
+			      KUNIT_RCU_GP_TIMEOUT_MS);
+	KUNIT_EXPECT_TRUE_MSG(test, hp_barrier(test, raw_smp_processor_id()),
+			      "rcu_barrier() did not return within %d ms", KUNIT_RCU_GP_TIMEOUT_MS);
+	KUNIT_EXPECT_TRUE_MSG(test, kunit_rcu_run_on_cpu(test, raw_smp_processor_id(), hp_srcu_gp,
+							 NULL, false, KUNIT_RCU_GP_TIMEOUT_MS),
+			      "SRCU grace periods and srcu_barrier() did not finish within %d ms",
+			      KUNIT_RCU_GP_TIMEOUT_MS);
+}
+
 static struct kunit_case rcu_hotplug_cases[] = {
 	KUNIT_CASE(rcu_hotplug_barrier_at_exit),
 	KUNIT_CASE(rcu_hotplug_offline_callbacks),
 	KUNIT_CASE(rcu_hotplug_gp_in_cpuhp_callbacks),
+	KUNIT_CASE(rcu_hotplug_ghost_cpus),
 	{}
 };
 

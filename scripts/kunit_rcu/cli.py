@@ -10,11 +10,13 @@ import time
 import unittest
 from typing import List, Optional, Sequence, TextIO, Tuple
 
-from . import kbuild, locks, matrix, mutants, packages, prepare, run, series
+from . import kbuild, kconfig_check, locks, matrix, mutants, packages, prepare, run, series
 from .common import REPO, UserError, config_names, load_config, log
 
 # make check's runs besides the default config on every arch: (ARCH, CONFIG).
-CHECK_CONFIG_RUNS = (('x86_64', 'nopreempt'),)
+# make check's runs beyond CONFIG=default on every arch.  ghost has no
+# Kconfig lines: it boots the default kernel with other QEMU/kernel arguments.
+CHECK_CONFIG_RUNS = (('x86_64', 'nopreempt'), ('x86_64', 'ghost'), ('arm64', 'ghost'))
 
 
 def _split(value: str) -> List[str]:
@@ -43,6 +45,12 @@ def cmd_prepare(args) -> int:
 	log(f'prepared tree: {prepare.tree_dir()} at {head[:12]}')
 	log(f'  cd {prepare.tree_dir()} && ./tools/testing/kunit/kunit.py run --arch=x86_64')
 	return 0
+
+
+def check_runs(arches: str, config: str) -> List[Tuple[str, str]]:
+	"""make check's runs, in order: (ARCH, CONFIG) for each arch, then CHECK_CONFIG_RUNS."""
+	runs = [(arch, config) for arch in _split(arches)]
+	return runs + [r for r in CHECK_CONFIG_RUNS if r not in runs]
 
 
 def _label(arch: str, config: str) -> str:
@@ -167,23 +175,22 @@ def cmd_check(args) -> int:
 	with locks.tree():  # series.check uses src/ and apply/
 		_prepared(args)
 		add('series and checkpatch', series.check())
-	done = set()
-	for arch in _split(args.arch):
-		log(f'[check] make run ARCH={arch}' + ('' if args.config == 'default'
-						      else f' CONFIG={args.config}'))
-		out = run.run(arch, args.config, [], args.timeout)
-		add(_label(arch, args.config), run_counts(out))
-		done.add((arch, args.config))
-	for arch, config in CHECK_CONFIG_RUNS:
-		if (arch, config) not in done:
-			log(f'[check] make run ARCH={arch} CONFIG={config}')
-			add(_label(arch, config), run_counts(run.run(arch, config, [], args.timeout)))
+	runs = check_runs(args.arch, args.config)
+	for arch, config in runs:
+		log(f'[check] make run ARCH={arch}' + ('' if config == 'default' else f' CONFIG={config}'))
+		add(_label(arch, config), run_counts(run.run(arch, config, [], args.timeout)))
+	log('[check] Kconfig rules (CFG-1) on the .config of each build above')
+	add('Kconfig rules (CFG-1)', kconfig_check.check_builds(runs))
 	log('[check] traceability matrix (docs/matrix.md against these results)')
 	add('traceability matrix', matrix.check(args.config))
 	if not args.no_mutants:
 		log('[check] mutation harness (each mutant on its arches)')
 		add('mutants killed', mutants.run_all(args.config,
 						      min(args.timeout, mutants.TIMEOUT)))
+		for name in sorted({c for _, c in runs if c != args.config}):
+			counts = mutants.run_all(name, min(args.timeout, mutants.TIMEOUT))
+			if any(counts):
+				add(f'mutants CONFIG={name}', counts)
 	log(f'[check] summary ({time.monotonic() - start:.0f}s):')
 	print('\n'.join(lines))
 	print(_closing(*total))
@@ -213,6 +220,13 @@ def cmd_check_configs(args) -> int:
 	print('\n'.join(lines))
 	print(_closing(*total))
 	return 0 if total[1] == 0 else 1
+
+
+def cmd_kconfig_check(args) -> int:
+	"""make kconfig-check: CFG-1 on the .config files of make check's builds, as they are."""
+	p, f, s = kconfig_check.check_builds(check_runs(args.arch, args.config))
+	print(_closing(p, f, s))
+	return 0 if f == 0 else 1
 
 
 def cmd_mutants(args) -> int:
@@ -270,6 +284,10 @@ def main(argv: Sequence[str]) -> int:
 	p.add_argument('--force', action='store_true',
 		       help='reset a prepared tree that has local changes')
 	p.set_defaults(func=cmd_check_configs)
+	p = sub.add_parser('kconfig-check', help='CFG-1 on the .config of make check\'s builds')
+	p.add_argument('--arch', default='x86_64 arm64', help='x86_64, arm64, or both quoted')
+	p.add_argument('--config', default='default', help='configs/<name>.config fragment')
+	p.set_defaults(func=cmd_kconfig_check)
 	p = sub.add_parser('selftest', help='unit tests of the tooling')
 	p.set_defaults(func=cmd_selftest)
 	p = sub.add_parser('mutants', help='every mutant must fail its named cases')

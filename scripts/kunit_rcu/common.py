@@ -62,8 +62,9 @@ def build_dir(arch: str, config: str, extra: bool) -> str:
 	"""kunit.py's build dir for a run: a direct child of the tree it builds.
 
 	In the prepared tree src/ (or, with EXTRA_PATCHES, in scratch/):
-	.kunit for x86_64 and .kunit-arm64 for arm64 with CONFIG=default,
-	.kunit-<arch>-<config> for any other config.  A plain
+	.kunit for x86_64 and .kunit-arm64 for arm64 with CONFIG=default
+	and with any config that has no Kconfig lines (it only changes the
+	kernel's or QEMU's arguments), .kunit-<arch>-<config> otherwise.  A plain
 	"kunit.py run --arch=x86_64" in src/ (or, for arm64, with
 	--build_dir=.kunit-arm64) reuses make run's build.  As a direct child,
 	kbuild's srctree is "..", so every path on a compiler command line is
@@ -71,11 +72,21 @@ def build_dir(arch: str, config: str, extra: bool) -> str:
 	ccache entries of the prepared tree's builds.
 	"""
 	tree = scratch_dir() if extra else tree_dir()
+	if config != 'default' and _boots_default_kernel(config):
+		config = 'default'
 	if config == 'default':
 		name = '.kunit' if arch == 'x86_64' else '.kunit-' + arch
 	else:
 		name = f'.kunit-{arch}-{config}'
 	return os.path.join(tree, name)
+
+
+def _boots_default_kernel(config: str) -> bool:
+	"""A config without Kconfig lines (only kernel or QEMU arguments) builds the default kernel."""
+	try:
+		return not load_config(config).kconfig
+	except UserError:
+		return False
 
 
 def results_dir(arch: str, config: str, extra: bool) -> str:

@@ -307,20 +307,34 @@ class ConfigDirTest(unittest.TestCase):
 		self.assertIn('ARCH=arm64 CONFIG=both', out.getvalue())
 		self.assertEqual(out.getvalue().splitlines()[-1], '20 passed, 0 failed, 0 skipped')
 
-	def test_check_runs_nopreempt_on_x86_64_after_the_default_runs(self):
+	def test_check_runs_nopreempt_and_ghost_after_the_default_runs(self):
 		with open(os.path.join(self.tmp.name, 'nopreempt.config'), 'w') as f:
 			f.write('CONFIG_PREEMPT_NONE=y\n')
+		with open(os.path.join(self.tmp.name, 'ghost.config'), 'w') as f:
+			f.write('# kernel-args: maxcpus=2\n')
 		out = io.StringIO()
 		with mock.patch.object(run, 'run', side_effect=self.outcome) as one, \
 		     mock.patch.object(cli, 'selftest', return_value=(1, 0, 0)), \
 		     mock.patch.object(cli, '_prepared'), \
 		     mock.patch.object(cli.series, 'check', return_value=(1, 0, 0)), \
 		     mock.patch.object(cli.matrix, 'check', create=True, return_value=(1, 0, 0)), \
+		     mock.patch.object(cli.kconfig_check, 'check_builds',
+				       return_value=(3, 0, 0)) as kconfig, \
 		     contextlib.redirect_stdout(out):
 			self.assertEqual(cli.main(['check', '--no-mutants']), 0)
-		self.assertEqual([c.args[:2] for c in one.call_args_list],
-				 [('x86_64', 'default'), ('arm64', 'default'), ('x86_64', 'nopreempt')])
+		runs = [('x86_64', 'default'), ('arm64', 'default'), ('x86_64', 'nopreempt'),
+			('x86_64', 'ghost'), ('arm64', 'ghost')]
+		self.assertEqual([c.args[:2] for c in one.call_args_list], runs)
 		self.assertRegex(out.getvalue(), r'KUnit ARCH=x86_64 CONFIG=nopreempt +4 passed')
+		self.assertRegex(out.getvalue(), r'KUnit ARCH=arm64 CONFIG=ghost +4 passed')
+		# A config without Kconfig lines boots the default build.
+		self.assertEqual(common.build_dir('arm64', 'ghost', False),
+				 common.build_dir('arm64', 'default', False))
+		self.assertNotEqual(common.build_dir('x86_64', 'nopreempt', False),
+				    common.build_dir('x86_64', 'default', False))
+		# CFG-1 on the .config of each of those builds, one result each.
+		kconfig.assert_called_once_with(runs)
+		self.assertRegex(out.getvalue(), r'Kconfig rules \(CFG-1\) +3 passed')
 		self.assertFalse(locks.held())
 
 

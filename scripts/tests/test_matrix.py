@@ -71,9 +71,28 @@ class MatrixTest(unittest.TestCase):
 	def test_covered_only_where_a_case_passed(self):
 		text = matrix.render(RESULTS, self.not_covered)
 		total = len(matrix.catalogue())
-		self.assertIn(f'Covered (a case passed): arm64 0 of {total}, x86_64 2 of {total}; '
+		self.assertIn(f'Covered (a case or tooling check passed): arm64 0 of {total}, '
+			      f'x86_64 2 of {total}; '
 			      'not applicable with a written reason: arm64 2, x86_64 1.', text)
 		self.assertIn('The last run failed on arm64', text)
+
+	def test_a_tooling_check_covers_its_requirement(self):
+		results = {a: dict(r) for a, r in RESULTS.items()}
+		results['x86_64']['tooling'] = {'kconfig_check': {'status': 'passed'}}
+		text = matrix.render(results, self.not_covered)
+		self.assertEqual(self.rows(text)['CFG-1'], ('tooling: `kconfig_check` not run',
+							    'tooling: `kconfig_check` passed'))
+		total = len(matrix.catalogue())
+		self.assertIn(f'arm64 0 of {total}, x86_64 3 of {total};', text)
+		results['arm64']['tooling'] = {'kconfig_check': {'status': 'failed'}}
+		self.assertEqual(self.rows(matrix.render(results, self.not_covered))['CFG-1'][0],
+				 'tooling: `kconfig_check` failed')
+
+	def test_a_written_reason_for_a_tooling_covered_id_is_an_error(self):
+		problems = matrix.not_covered_problems(self.reasons('- CFG-1 [arm64]: stale\n'))
+		self.assertEqual(len(problems), 1, problems)
+		self.assertIn('CFG-1 has a written reason and the tooling check(s) kconfig_check',
+			      problems[0])
 
 	def test_missing_results_stop_with_a_message(self):
 		with mock.patch.dict(os.environ, {'KUNIT_RCU_RESULTS': self.tmp.name}):
@@ -89,6 +108,12 @@ class MatrixTest(unittest.TestCase):
 		with mock.patch.dict(os.environ, {'KUNIT_RCU_RESULTS': self.tmp.name}):
 			self.assertEqual(matrix.render(not_covered=self.not_covered),
 					 matrix.render(RESULTS, self.not_covered))
+			# A tooling check's own result file, next to the run's.
+			with open(os.path.join(self.tmp.name, 'arm64-default', 'kconfig-check.json'),
+				  'w') as f:
+				json.dump({'status': 'passed'}, f)
+			self.assertEqual(self.rows(matrix.render(not_covered=self.not_covered))['CFG-1'],
+					 ('tooling: `kconfig_check` passed', 'tooling: `kconfig_check` not run'))
 
 	def test_unknown_id_or_arch_in_not_covered_is_an_error(self):
 		path = self.reasons('- NOPE-1: typo\n- EB-1 [riscv]: no\n- EB-2 reason without colon\n')
