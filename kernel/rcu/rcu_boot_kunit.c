@@ -218,30 +218,26 @@ static void eb_reader(struct eb_point *p)
  * period must return at once (a waiting one would hang boot here) and
  * count as a grace period for the polled API.
  */
-static void eb_sync_at_once(struct eb_point *p, bool full_ok)
+static void eb_one_at_once(struct eb_sync *s, void (*sync)(void), bool full_ok)
 {
 	struct rcu_gp_oldstate full;
 	unsigned long c;
 
-	p->sync.tried = true;
+	s->tried = true;
 	c = get_state_synchronize_rcu();
 	if (full_ok)
 		get_state_synchronize_rcu_full(&full);
-	p->sync.cookie_before = poll_state_synchronize_rcu(c);
-	synchronize_rcu();
-	p->sync.returned = true;
-	p->sync.cookie_after = poll_state_synchronize_rcu(c);
-	p->sync.full_after = full_ok ? poll_state_synchronize_rcu_full(&full) : true;
+	s->cookie_before = poll_state_synchronize_rcu(c);
+	sync();
+	s->returned = true;
+	s->cookie_after = poll_state_synchronize_rcu(c);
+	s->full_after = full_ok ? poll_state_synchronize_rcu_full(&full) : true;
+}
 
-	p->exp.tried = true;
-	c = get_state_synchronize_rcu();
-	if (full_ok)
-		get_state_synchronize_rcu_full(&full);
-	p->exp.cookie_before = poll_state_synchronize_rcu(c);
-	synchronize_rcu_expedited();
-	p->exp.returned = true;
-	p->exp.cookie_after = poll_state_synchronize_rcu(c);
-	p->exp.full_after = full_ok ? poll_state_synchronize_rcu_full(&full) : true;
+static void eb_sync_at_once(struct eb_point *p, bool full_ok)
+{
+	eb_one_at_once(&p->sync, synchronize_rcu, full_ok);
+	eb_one_at_once(&p->exp, synchronize_rcu_expedited, full_ok);
 }
 
 /* Blocking work run in a kthread that the boot waits for with a bound. */
