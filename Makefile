@@ -1,17 +1,22 @@
 # kunit-rcu: RCU's Linux-kernel requirements as KUnit tests on Debian's 6.1 tree.
 # See README.md.  Variables: ARCH, CONFIG, EXTRA_PATCHES, TIMEOUT, FORCE,
-# KUNIT_RCU_CACHE (cache directory), MUTANTS (make mutants subset).
+# KUNIT_RCU_CACHE (cache directory), MUTANTS (make mutants subset),
+# REV, COVERAGE_ARCH, NO_RUN (make coverage).
 
 ARCH ?= x86_64
 CONFIG ?= default
 EXTRA_PATCHES ?=
 TIMEOUT ?= 600
 MUTANTS ?=
+REV ?=
+BENCH ?=
+COVERAGE_ARCH ?= x86_64 arm64
 PYTHON ?= python3
 KR := $(PYTHON) scripts/kunit-rcu
 FORCE_FLAG := $(if $(FORCE),--force)
 
-.PHONY: run check check-configs kconfig-check prepare series mutants selftest bench matrix help
+.PHONY: run check check-configs kconfig-check coverage coverage-baseline prepare series mutants \
+	selftest bench matrix help
 
 help:
 	@echo "make run     install packages, prepare the tree, build, boot, report"
@@ -20,6 +25,9 @@ help:
 	@echo "             CONFIG=nopreempt on x86_64, Kconfig rules (CFG-1), mutants"
 	@echo "make check-configs  every configs/NAME.config on every arch it applies to"
 	@echo "make kconfig-check  CFG-1 on the .config of make check's existing builds"
+	@echo "make coverage       default runs on both arches, per-patch gcov table, SUMMARY.md,"
+	@echo "                    HTML, gate (REV=<commit>: lines changed since it; NO_RUN=1)"
+	@echo "make coverage-baseline  store kernel/rcu/ coverage of the last runs as the baseline"
 	@echo "make prepare make series make mutants make selftest make bench make matrix"
 
 run:
@@ -34,6 +42,13 @@ check-configs:
 kconfig-check:
 	$(KR) kconfig-check --config="$(CONFIG)"
 
+coverage:
+	$(KR) coverage --arch="$(COVERAGE_ARCH)" --rev="$(REV)" --timeout="$(TIMEOUT)" \
+		$(if $(NO_RUN),--no-run) $(FORCE_FLAG)
+
+coverage-baseline:
+	$(KR) coverage-baseline --arch="$(COVERAGE_ARCH)"
+
 prepare:
 	$(KR) prepare $(FORCE_FLAG)
 
@@ -47,7 +62,7 @@ selftest:
 	$(KR) selftest
 
 bench:
-	$(KR) bench --arch="$(ARCH)" --config="$(CONFIG)"
+	$(KR) bench --arch="$(ARCH)" --config="$(CONFIG)" --bench="$(BENCH)"
 
 matrix:
 	$(KR) matrix

@@ -60,8 +60,13 @@ static struct notifier_block kunit_rcu_int3_nb = {
 };
 
 #ifdef CONFIG_KPROBES
-/* notrace: no ftrace site, so the kprobe is a real int3 (KPROBES_ON_FTRACE). */
-static noinline notrace void kunit_rcu_kprobed(void)
+/*
+ * notrace: no ftrace site, so the kprobe is a real int3 (KPROBES_ON_FTRACE).
+ * __no_profile: no gcov counter update either, so the probed instruction is
+ * the ret, which kprobes emulate: one int3 per hit.  A RIP-relative counter
+ * increment there would be stepped out of line and trap a second time.
+ */
+static noinline notrace __no_profile void kunit_rcu_kprobed(void)
 {
 	asm volatile("" : : : "memory");
 }

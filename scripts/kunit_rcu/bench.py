@@ -1,9 +1,18 @@
 # SPDX-License-Identifier: GPL-2.0
-"""make bench: make run against bare kunit.py, cold and warm, same config.
+"""make bench: make run against bare kunit.py, and the coverage build against a plain one.
 
+BENCH=loop: make run against bare kunit.py, cold and warm, same config.
 Cold: empty build directories and, for make run, an empty ccache, so
 neither side profits from earlier work.  Warm: one test file edited
-after a successful run.  A benchmark, not a timed test: it prints the
+after a successful run.
+
+BENCH=coverage: kunit.py run (build + boot) of the config with its gcov
+options (patches 0007 and 0008) and the console dump, against the same
+config with them off, both from an empty build dir and an empty ccache;
+then coverage.collect's decode on that console (gcovdump, gcov, lcov
+files) and the per-patch report on the last make run results.
+
+make bench runs both.  A benchmark, not a timed test: it prints the
 figures and ratios and exits 0 unless a run itself fails.
 """
 
@@ -14,8 +23,8 @@ import tempfile
 import time
 from typing import List
 
-from . import kbuild, locks, prepare
-from .common import REPO, build_dir, load_config, log, tree_dir
+from . import coverage, kbuild, locks, prepare
+from .common import REPO, UserError, build_dir, load_config, log, tree_dir
 
 TEST_FILE = 'kernel/rcu/rcu_kunit.c'
 
@@ -37,11 +46,77 @@ def _append(path: str, text: str) -> None:
 		f.write(text)
 
 
+# What turns the coverage build into the plain one (kunit.py lets a later
+# --kconfig_add override the kunitconfig).
+PLAIN = ('# CONFIG_GCOV_KERNEL is not set', '# CONFIG_GCOV_CONSOLE_DUMP is not set',
+	 '# CONFIG_RCU_KUNIT_COVERAGE is not set')
+
+
 def main(args) -> int:
+	what = args.bench.split() or ['loop', 'coverage']
+	for w in what:
+		if w not in ('loop', 'coverage'):
+			raise UserError(f'unknown BENCH "{w}": use loop, coverage or both')
 	arch, config = args.arch.split()[0], args.config
 	cfg = load_config(config)
 	cfg.check_arch(arch)
 	prepare.prepare()
+	if 'loop' in what:
+		loop(arch, config, cfg)
+	if 'coverage' in what:
+		coverage_cost(arch, cfg)
+	return 0
+
+
+def coverage_cost(arch: str, cfg) -> None:
+	tree = tree_dir()
+	jobs = '--jobs=' + str(os.cpu_count() or 2)
+	sides = {}
+	with tempfile.TemporaryDirectory() as tmp:
+		console = os.path.join(tmp, 'console.log')
+		for side, extra in (('plain', ['--kconfig_add=' + line for line in PLAIN]),
+				    ('coverage', ['--kernel_args=' + coverage.KERNEL_ARG])):
+			bdir = os.path.join(tree, f'.kunit-bench-{side}-{arch}')
+			cmd = ['python3', 'tools/testing/kunit/kunit.py', 'run', jobs,
+			       *kbuild.kunit_args(arch, cfg, bdir), *kbuild.boot_args(arch, cfg),
+			       *extra, '--raw_output=all']
+			ccache = os.path.join(tmp, 'ccache-' + side)
+			env = kbuild.build_env(dict(os.environ, CCACHE_DIR=ccache), config=cfg, arch=arch)
+			with locks.build(bdir), locks.tree():
+				shutil.rmtree(bdir, ignore_errors=True)
+				log('$ ' + ' '.join(cmd))
+				start = time.monotonic()
+				with open(console, 'w') as out:
+					proc = subprocess.run(cmd, cwd=tree, env=env, stdout=out,
+							      stderr=subprocess.STDOUT,
+							      stdin=subprocess.DEVNULL)
+				sides[side] = time.monotonic() - start
+				log(f'  {sides[side]:.1f}s')
+				if proc.returncode != 0:
+					raise RuntimeError(f'{" ".join(cmd)} failed ({proc.returncode}): '
+							   f'see {console}')
+				if side == 'coverage':
+					with open(console, errors='replace') as f:
+						text = f.read()
+					status = coverage.collect(arch, tree, bdir, text,
+								  os.path.join(tmp, 'out'))
+				shutil.rmtree(bdir, ignore_errors=True)
+	if not status['ok']:
+		raise UserError('bench: coverage decode failed: ' + status['error'])
+	start = time.monotonic()
+	arches = coverage.available_arches()
+	if arches:
+		coverage.write_report(arches, summary=False)
+	report = time.monotonic() - start
+	print(f'bench coverage ARCH={arch} CONFIG={cfg.name} (seconds, one run each, cold)')
+	print(f'  build+run: coverage {sides["coverage"]:.1f}  plain {sides["plain"]:.1f}  '
+	      f'ratio {sides["coverage"] / sides["plain"]:.2f} (target <= 1.25)')
+	print(f'  decode (gcovdump + gcov + lcov files) {status["seconds"]:.1f}; per-patch report '
+	      f'and HTML for {"+".join(arches) or "no arch (no make run results)"} {report:.1f} '
+	      '(target: decode + report < 10 per arch)')
+
+
+def loop(arch: str, config: str, cfg) -> None:
 	tree = tree_dir()
 	# In the tree like make run's build dirs (git ignores .kunit*), so
 	# both sides see the same relative paths.
@@ -83,4 +158,3 @@ def main(args) -> int:
 	      f'ratio {ours_cold / bare_cold:.2f} (target <= 1.15)')
 	print(f'  warm: make run {ours_warm:.1f}  bare kunit.py run {bare_warm:.1f}  '
 	      f'ratio {ours_warm / bare_warm:.2f} (target <= 1.50)')
-	return 0

@@ -10,10 +10,9 @@ import time
 import unittest
 from typing import List, Optional, Sequence, TextIO, Tuple
 
-from . import kbuild, kconfig_check, locks, matrix, mutants, packages, prepare, run, series
-from .common import REPO, UserError, config_names, load_config, log
+from . import coverage, kbuild, kconfig_check, locks, matrix, mutants, packages, prepare, run, series
+from .common import REPO, UserError, check_arch, config_names, load_config, log
 
-# make check's runs besides the default config on every arch: (ARCH, CONFIG).
 # make check's runs beyond CONFIG=default on every arch.  ghost has no
 # Kconfig lines: it boots the default kernel with other QEMU/kernel arguments.
 CHECK_CONFIG_RUNS = (('x86_64', 'nopreempt'), ('x86_64', 'ghost'), ('arm64', 'ghost'))
@@ -179,6 +178,10 @@ def cmd_check(args) -> int:
 	for arch, config in runs:
 		log(f'[check] make run ARCH={arch}' + ('' if config == 'default' else f' CONFIG={config}'))
 		add(_label(arch, config), run_counts(run.run(arch, config, [], args.timeout)))
+	cov_arches = [a for a, c in runs if c == 'default']
+	if args.config == 'default' and cov_arches:
+		log('[check] coverage gate (per patch, and kernel/rcu/ against coverage/baseline.json)')
+		add('coverage gate', coverage.gate(cov_arches))
 	log('[check] Kconfig rules (CFG-1) on the .config of each build above')
 	add('Kconfig rules (CFG-1)', kconfig_check.check_builds(runs))
 	log('[check] traceability matrix (docs/matrix.md against these results)')
@@ -250,6 +253,24 @@ def cmd_matrix(args) -> int:
 	return 0
 
 
+def cmd_coverage(args) -> int:
+	"""make coverage: the default run on each arch, then the per-patch report and gate."""
+	arches = _split(args.arch)
+	for arch in arches:
+		check_arch(arch)
+	if not args.no_run:
+		for arch in arches:
+			log(f'[coverage] make run ARCH={arch}')
+			run.run(arch, 'default', [], args.timeout)
+	with locks.tree():
+		return coverage.report(arches, args.rev or None)
+
+
+def cmd_coverage_baseline(args) -> int:
+	log('wrote ' + coverage.write_baseline(_split(args.arch)))
+	return 0
+
+
 def cmd_bench(args) -> int:
 	from . import bench
 	return bench.main(args)
@@ -301,8 +322,17 @@ def main(argv: Sequence[str]) -> int:
 	p.set_defaults(func=cmd_series)
 	p = sub.add_parser('matrix', help='regenerate docs/matrix.md')
 	p.set_defaults(func=cmd_matrix)
-	p = sub.add_parser('bench', help='cold/warm make run against bare kunit.py')
+	p = sub.add_parser('coverage', help='per-patch gcov coverage of the default runs')
+	common(p, 'x86_64 arm64')
+	p.add_argument('--rev', default='', help='report the lines changed since this commit')
+	p.add_argument('--no-run', action='store_true', help='report on the last runs')
+	p.set_defaults(func=cmd_coverage)
+	p = sub.add_parser('coverage-baseline', help='store kernel/rcu/ coverage as the baseline')
+	p.add_argument('--arch', default='x86_64 arm64')
+	p.set_defaults(func=cmd_coverage_baseline)
+	p = sub.add_parser('bench', help='cold/warm make run against bare kunit.py; coverage cost')
 	common(p)
+	p.add_argument('--bench', default='', help='loop, coverage, or both (default)')
 	p.set_defaults(func=cmd_bench)
 	args = parser.parse_args(argv)
 	if getattr(args, 'force', False):

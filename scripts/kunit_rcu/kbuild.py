@@ -9,7 +9,7 @@ import shlex
 import shutil
 import subprocess
 import time
-from typing import List, Optional, Tuple
+from typing import List, Optional, Sequence, Tuple
 
 from .common import ARCHES, Config, UserError, cache_dir, git, log, version_dir
 from .prepare import arch_kunitconfigs, kunitconfig_path, kunitconfig_paths
@@ -272,11 +272,15 @@ def check_built(tree: str, arch: str, config: Config, build: str) -> None:
 
 
 def boot(tree: str, arch: str, config: Config, build: str, console_path: str,
-	 timeout: int = DEFAULT_TIMEOUT) -> Tuple[str, bool, float]:
-	"""kunit.py exec; returns (console text, timed_out, seconds)."""
+	 timeout: int = DEFAULT_TIMEOUT, kernel_args: Sequence[str] = ()) -> Tuple[str, bool, float]:
+	"""kunit.py exec; returns (console text, timed_out, seconds).
+
+	kernel_args: more kernel parameters for this boot only (the coverage dump's).
+	"""
 	check_built(tree, arch, config, build)
 	cmd = ['python3', 'tools/testing/kunit/kunit.py', 'exec',
-	       *kunit_args(arch, config, build), *boot_args(arch, config), '--raw_output=all',
+	       *kunit_args(arch, config, build), *boot_args(arch, config),
+	       *('--kernel_args=' + a for a in kernel_args), '--raw_output=all',
 	       '--timeout=' + str(timeout)]
 	log('$ ' + ' '.join(cmd))
 	start = time.monotonic()

@@ -9,7 +9,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
-from . import kbuild, locks, packages, prepare, report, sources, verdict
+from . import coverage, kbuild, locks, packages, prepare, report, sources, verdict
 from .common import (Config, UserError, build_dir, check_arch, expected_version, git,
 		     load_config, log, results_dir, scratch_dir, tree_dir, Stage)
 
@@ -81,9 +81,11 @@ def _run(arch: str, cfg: Config, extra: List[str], timeout: int, install: bool) 
 			meta['build_dir'] = build
 			with Stage('build', timings):
 				kbuild.build(tree, arch, cfg, build, os.path.join(outdir, 'build.log'))
+			want_coverage = coverage.dump_wanted(config, bool(extra), build)
 			with Stage('boot', timings):
-				console, timed_out, _ = kbuild.boot(tree, arch, cfg, build,
-								    os.path.join(outdir, 'console.log'), timeout)
+				console, timed_out, _ = kbuild.boot(
+					tree, arch, cfg, build, os.path.join(outdir, 'console.log'), timeout,
+					[coverage.KERNEL_ARG] if want_coverage else [])
 				other = kbuild.booted_other_kernel(console, build)
 				if other:
 					raise UserError(other)
@@ -100,6 +102,9 @@ def _run(arch: str, cfg: Config, extra: List[str], timeout: int, install: bool) 
 		v = verdict.judge(console, sources.suites_for(arch), timed_out, timeout,
 				  arch=arch, config=config,
 				  console_path=os.path.join(outdir, 'console.log'))
+	if want_coverage:
+		with Stage('coverage', timings):
+			coverage.collect(arch, tree, build, console, outdir)
 	report.write(outdir, v, meta, console)
 	print(report.table(v))
 	counts = report.summary(v)

@@ -48,6 +48,10 @@ _REPORT_END = re.compile(r'---\[ end |^\s*(not )?ok \d+\b|kunit-rcu: expect spla
 # rcu_dereference_check() usage!").
 SPLAT_SPAN = 40
 
+# The gcov console dump's records (gcovdump): data and file names, never
+# part of a report (a build dir named after a splat must not fail a run).
+_GCOV_DUMP = 'gcov-dump: '
+
 
 @dataclass
 class Splat:
@@ -77,6 +81,8 @@ def find(lines: Sequence[str]) -> List[Splat]:
 	expect: Optional[re.Pattern] = None
 	open_report = False  # out[-1] may still take lines of the same report
 	for idx, line in enumerate(lines):
+		if _GCOV_DUMP in line:
+			continue
 		if _REPORT_END.search(line):
 			# Never a splat itself ("---[ end Kernel panic - not syncing").
 			open_report = False

@@ -320,6 +320,7 @@ class ConfigDirTest(unittest.TestCase):
 		     mock.patch.object(cli.matrix, 'check', create=True, return_value=(1, 0, 0)), \
 		     mock.patch.object(cli.kconfig_check, 'check_builds',
 				       return_value=(3, 0, 0)) as kconfig, \
+		     mock.patch.object(cli.coverage, 'gate', return_value=(2, 0, 7)) as gate, \
 		     contextlib.redirect_stdout(out):
 			self.assertEqual(cli.main(['check', '--no-mutants']), 0)
 		runs = [('x86_64', 'default'), ('arm64', 'default'), ('x86_64', 'nopreempt'),
@@ -334,6 +335,9 @@ class ConfigDirTest(unittest.TestCase):
 				    common.build_dir('x86_64', 'default', False))
 		# CFG-1 on the .config of each of those builds, one result each.
 		kconfig.assert_called_once_with(runs)
+		# The coverage gate on the two default runs' dumps.
+		gate.assert_called_once_with(['x86_64', 'arm64'])
+		self.assertRegex(out.getvalue(), r'coverage gate +2 passed, 0 failed, 7 skipped')
 		self.assertRegex(out.getvalue(), r'Kconfig rules \(CFG-1\) +3 passed')
 		self.assertFalse(locks.held())
 

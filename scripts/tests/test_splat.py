@@ -69,6 +69,13 @@ class SplatTest(unittest.TestCase):
 			     'Call Trace: is not by itself a splat'):
 			self.assertIsNone(splat.classify(line), line)
 
+	def test_gcov_dump_records_are_not_splats(self):
+		lines = ['[    9.000000] gcov-dump: run file 0 10 18 0badf00d /b/WARNING: CPU: 1 PID: 2 at x/a.gcda',
+			 '[    9.000001] gcov-dump: run data 0 0 789c0bad',
+			 '[    9.000002] BUG: unable to handle page fault']
+		found = splat.find(lines)
+		self.assertEqual([(s.kind, s.line) for s in found], [('bug', 2)])
+
 	def test_one_report_counts_once(self):
 		lines = ['=====', 'WARNING: suspicious RCU usage', '6.1.192 #1 Not tainted',
 			 'kernel/x.c:1 suspicious rcu_dereference_check() usage!']
