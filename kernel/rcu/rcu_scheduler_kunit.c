@@ -431,31 +431,24 @@ static void rcu_scheduler_pong(void *arg)
 }
 
 /* CPU time of the RCU kthreads (rcu_preempt or rcu_sched, rcu_exp_*, rcu_tasks_*, rcuc, rcuo*). */
-/* Does an rcuc kthread exist, that is, does RCU run with rcutree.use_softirq=0? */
-static bool rcu_scheduler_rcuc_kthreads(void)
+/*
+ * Kthreads whose name starts with @prefix: how many, and (if @ns) their
+ * summed CPU time.
+ */
+static unsigned int rcu_scheduler_kthreads(const char *prefix, u64 *ns)
 {
 	struct task_struct *g, *t;
-	bool found = false;
+	unsigned int n = 0;
 
 	rcu_read_lock();
 	for_each_process_thread(g, t)
-		if ((t->flags & PF_KTHREAD) && !strncmp(t->comm, "rcuc/", 5))
-			found = true;
+		if ((t->flags & PF_KTHREAD) && !strncmp(t->comm, prefix, strlen(prefix))) {
+			n++;
+			if (ns)
+				*ns += task_sched_runtime(t);
+		}
 	rcu_read_unlock();
-	return found;
-}
-
-static u64 rcu_scheduler_rcu_kthreads_ns(void)
-{
-	struct task_struct *g, *t;
-	u64 ns = 0;
-
-	rcu_read_lock();
-	for_each_process_thread(g, t)
-		if ((t->flags & PF_KTHREAD) && !strncmp(t->comm, "rcu", 3))
-			ns += task_sched_runtime(t);
-	rcu_read_unlock();
-	return ns;
+	return n;
 }
 
 /*
@@ -479,16 +472,16 @@ static void rcu_scheduler_kthreads_under_load(struct kunit *test)
 	struct kunit_rcu_work **w;
 	int cpu, n = 0, i, ncpus = num_online_cpus();
 	unsigned long switches = 0, gps = 0;
-	u64 start, end, rcu0, rcu1, avail;
+	u64 start, end, rcu0 = 0, rcu1 = 0, avail;
 	atomic_t stop = ATOMIC_INIT(0);
 
-	if (rcu_scheduler_rcuc_kthreads())
+	if (rcu_scheduler_kthreads("rcuc/", NULL))
 		kunit_skip(test, "rcutree.use_softirq=0: rcuc kthreads do RCU's softirq work");
 	pairs = kunit_kcalloc(test, nr_cpu_ids, sizeof(*pairs), GFP_KERNEL);
 	w = kunit_kcalloc(test, 2 * nr_cpu_ids, sizeof(*w), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, pairs);
 	KUNIT_ASSERT_NOT_NULL(test, w);
-	rcu0 = rcu_scheduler_rcu_kthreads_ns();
+	rcu_scheduler_kthreads("rcu", &rcu0);
 	start = ktime_get_ns();
 	for_each_online_cpu(cpu) {
 		struct rcu_scheduler_pair *p = &pairs[cpu];
@@ -510,7 +503,7 @@ static void rcu_scheduler_kthreads_under_load(struct kunit *test)
 	}
 	rcu_expedite_gp();
 	end = ktime_get_ns();
-	rcu1 = rcu_scheduler_rcu_kthreads_ns();
+	rcu_scheduler_kthreads("rcu", &rcu1);
 	atomic_set(&stop, 1);
 	for (i = 0; i < n; i++)
 		KUNIT_EXPECT_TRUE(test, kunit_rcu_finish(test, w[i], KUNIT_RCU_PROMPT_MS));
