@@ -11,11 +11,12 @@ MUTANTS ?=
 REV ?=
 BENCH ?=
 COVERAGE_ARCH ?= x86_64 arm64
+SERIES_ARCH ?= x86_64 arm64
 PYTHON ?= python3
 KR := $(PYTHON) scripts/kunit-rcu
 FORCE_FLAG := $(if $(FORCE),--force)
 
-.PHONY: run check check-configs kconfig-check coverage coverage-baseline prepare series mutants \
+.PHONY: run check check-configs kconfig-check coverage coverage-baseline prepare series series-build mutants \
 	selftest bench matrix help
 
 help:
@@ -29,6 +30,8 @@ help:
 	@echo "make coverage       default runs on both arches, per-patch gcov table, SUMMARY.md,"
 	@echo "                    HTML, gate (REV=<commit>: lines changed since it; NO_RUN=1)"
 	@echo "make coverage-baseline  store kernel/rcu/ coverage of the last runs as the baseline"
+	@echo "make series-build   each patch builds alone; production objects unchanged"
+	@echo "                    (SERIES_ARCH=\"x86_64 arm64\")"
 	@echo "make prepare make series make mutants make selftest make bench make matrix"
 
 run:
@@ -55,6 +58,9 @@ prepare:
 
 series:
 	$(KR) series $(FORCE_FLAG)
+
+series-build:
+	$(KR) series-build --arch="$(SERIES_ARCH)"
 
 mutants:
 	$(KR) mutants --config="$(CONFIG)" --only="$(MUTANTS)"

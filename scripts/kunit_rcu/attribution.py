@@ -174,7 +174,11 @@ def _export(repo: str, commit: str, dest: str) -> None:
 		raise subprocess.CalledProcessError(proc.returncode, ['git', 'archive', commit],
 						    proc.stderr.decode(errors='replace'))
 	with tarfile.open(fileobj=io.BytesIO(proc.stdout)) as tar:
-		tar.extractall(dest, filter='data')
+		# Debian 12's python3 (3.11.2) predates extraction filters (3.11.4)
+		if hasattr(tarfile, 'data_filter'):
+			tar.extractall(dest, filter='data')
+		else:
+			tar.extractall(dest)
 
 
 def rev_tree(tree: str, repo: str, rev: str, index: str) -> str:

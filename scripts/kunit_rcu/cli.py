@@ -36,6 +36,22 @@ def run_counts(out: run.RunOutcome) -> Tuple[int, int, int]:
 		c['skipped'])
 
 
+def run_failures(out: run.RunOutcome) -> List[str]:
+	"""What failed in a run, for make check's summary (the verdict's reasons name the cases)."""
+	return [] if out.ok else list(out.reasons)
+
+
+def failure_lines(failures: Sequence[str], most: int = 6, width: int = 200) -> List[str]:
+	"""Summary lines under a make check row: what failed, so the tail of a log names it."""
+	out = []
+	for f in list(failures)[:most]:
+		f = ' '.join(f.split())
+		out.append('      ' + (f if len(f) <= width else f[:width - 3] + '...'))
+	if len(failures) > most:
+		out.append(f'      ... and {len(failures) - most} more above')
+	return out
+
+
 def _prepared(args) -> str:
 	"""Installs what is missing and prepares the tree; returns its HEAD."""
 	packages.ensure_packages()
@@ -166,10 +182,11 @@ def cmd_check(args) -> int:
 	total = [0, 0, 0]
 	lines = []
 
-	def add(name: str, counts: Sequence[int]) -> None:
+	def add(name: str, counts: Sequence[int], failures: Sequence[str] = ()) -> None:
 		for i, n in enumerate(counts):
 			total[i] += n
 		lines.append(f'  {name:<36} {_closing(*counts)}')
+		lines.extend(failure_lines(failures))
 
 	log('[check] tooling unit tests')
 	add('tooling unit tests', selftest())
@@ -180,7 +197,8 @@ def cmd_check(args) -> int:
 	runs = check_runs(args.arch, args.config)
 	for arch, config in runs:
 		log(f'[check] make run ARCH={arch}' + ('' if config == 'default' else f' CONFIG={config}'))
-		add(_label(arch, config), run_counts(run.run(arch, config, [], args.timeout)))
+		out = run.run(arch, config, [], args.timeout)
+		add(_label(arch, config), run_counts(out), run_failures(out))
 	cov_arches = [a for a, c in runs if c == 'default']
 	if args.config == 'default' and cov_arches:
 		log('[check] coverage gate (per patch, and kernel/rcu/ against coverage/baseline.json)')
@@ -191,12 +209,15 @@ def cmd_check(args) -> int:
 	add('traceability matrix', matrix.check(args.config))
 	if not args.no_mutants:
 		log('[check] mutation harness (each mutant on its arches)')
-		add('mutants killed', mutants.run_all(args.config,
-						      min(args.timeout, mutants.TIMEOUT)))
+		not_killed: List[str] = []
+		add('mutants killed', mutants.run_all(args.config, min(args.timeout, mutants.TIMEOUT),
+						      not_killed=not_killed), not_killed)
 		for name in sorted({c for _, c in runs if c != args.config}):
-			counts = mutants.run_all(name, min(args.timeout, mutants.TIMEOUT))
+			not_killed = []
+			counts = mutants.run_all(name, min(args.timeout, mutants.TIMEOUT),
+						 not_killed=not_killed)
 			if any(counts):
-				add(f'mutants CONFIG={name}', counts)
+				add(f'mutants CONFIG={name}', counts, not_killed)
 	log(f'[check] summary ({time.monotonic() - start:.0f}s):')
 	print('\n'.join(lines))
 	print(_closing(*total))
@@ -249,6 +270,17 @@ def cmd_series(args) -> int:
 		print(f)
 	log(f'{len(files)} patches in {args.out}: git am them onto pristine linux-source-6.1')
 	return 0
+
+
+def cmd_series_build(args) -> int:
+	"""make series-build: each patch builds and keeps production objects (seriesbuild)."""
+	from . import seriesbuild
+	arches = args.arch.split()
+	for arch in arches:
+		check_arch(arch)
+	p, f, s = seriesbuild.main(arches)
+	print(_closing(p, f, s))
+	return 0 if f == 0 else 1
 
 
 def cmd_matrix(args) -> int:
@@ -325,6 +357,9 @@ def main(argv: Sequence[str]) -> int:
 	common(p)
 	p.add_argument('--out', default=os.path.join(REPO, 'series-out'))
 	p.set_defaults(func=cmd_series)
+	p = sub.add_parser('series-build', help='each patch builds; production objects unchanged')
+	common(p, 'x86_64 arm64')
+	p.set_defaults(func=cmd_series_build)
 	p = sub.add_parser('matrix', help='regenerate docs/matrix.md')
 	p.set_defaults(func=cmd_matrix)
 	p = sub.add_parser('coverage', help='per-patch gcov coverage of the default runs')

@@ -115,9 +115,13 @@ def judge(expect: List[str], out: run.RunOutcome) -> Tuple[bool, str]:
 	return True, 'killed by ' + ', '.join(expect)
 
 
-def run_all(config: str, timeout: int,
-	    only: Optional[List[str]] = None) -> Tuple[int, int, int]:
-	"""Boots every mutant of config (or those in only) on each of its arches; counts kills."""
+def run_all(config: str, timeout: int, only: Optional[List[str]] = None,
+	    not_killed: Optional[List[str]] = None) -> Tuple[int, int, int]:
+	"""Boots every mutant of config (or those in only) on each of its arches; counts kills.
+
+	Each mutant that was not killed is appended to not_killed (if given)
+	as "name ARCH=arch: why".
+	"""
 	killed = survived = 0
 	for path in mutant_files(only):
 		if mutant_config(path) != config:
@@ -136,4 +140,6 @@ def run_all(config: str, timeout: int,
 				killed += 1
 			else:
 				survived += 1
+				if not_killed is not None:
+					not_killed.append(f'{name} ARCH={arch}: {why}')
 	return killed, survived, 0

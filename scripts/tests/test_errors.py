@@ -95,7 +95,9 @@ class BuildTest(unittest.TestCase):
 			kbuild.check_built('/tree', 'x86_64', cfg, build)
 
 	def test_make_variables_do_not_leak_into_the_kernel_build(self):
-		with mock.patch.dict(os.environ, {'MAKEFLAGS': ' -- ARCH=arm64', 'ARCH': 'arm64'}):
+		# without ccache's shims: this must pass before make check installs ccache
+		with mock.patch.dict(os.environ, {'MAKEFLAGS': ' -- ARCH=arm64', 'ARCH': 'arm64',
+						  'KUNIT_RCU_NO_CCACHE': '1'}):
 			env = kbuild.build_env()
 		self.assertNotIn('MAKEFLAGS', env)
 		self.assertNotIn('ARCH', env)
@@ -205,6 +207,28 @@ class MutantJudgeTest(unittest.TestCase):
 		self.assertEqual(cli.run_counts(good), (5, 0, 1))
 		splat = run.RunOutcome(ok=False, counts={'passed': 4, 'failed': 0, 'skipped': 0})
 		self.assertEqual(cli.run_counts(splat), (4, 1, 0))
+
+	def test_survivors_are_named_for_the_summary(self):
+		"""make check's summary names what was not killed: a CI log's tail says which."""
+		with tempfile.TemporaryDirectory() as d:
+			path = os.path.join(d, 'weak.patch')
+			with open(path, 'w') as f:
+				f.write('Subject: x\n\nKills: rcu_core.rcu_poll_full\n')
+			passed = run.RunOutcome(ok=True, reasons=[])
+			survivors = []
+			with mock.patch.object(mutants, 'mutant_files', return_value=[path]), \
+			     mock.patch.object(run, 'run', return_value=passed):
+				self.assertEqual(mutants.run_all('default', 30, not_killed=survivors), (0, 1, 0))
+		self.assertEqual(survivors, ['weak.patch ARCH=x86_64: survived: the run passed'])
+		lines = cli.failure_lines(survivors + ['x' * 300] * 7)
+		self.assertEqual(lines[0], '      weak.patch ARCH=x86_64: survived: the run passed')
+		self.assertTrue(lines[1].endswith('...') and len(lines[1]) == 206)
+		self.assertEqual(lines[-1], '      ... and 2 more above')
+
+	def test_a_failed_run_is_explained_under_its_row(self):
+		bad = run.RunOutcome(ok=False, reasons=['1 case(s) failed: s.a'])
+		self.assertEqual(cli.run_failures(bad), ['1 case(s) failed: s.a'])
+		self.assertEqual(cli.run_failures(run.RunOutcome(ok=True, reasons=[])), [])
 
 
 if __name__ == '__main__':

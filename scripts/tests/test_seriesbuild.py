@@ -1,0 +1,129 @@
+# SPDX-License-Identifier: GPL-2.0
+"""seriesbuild: which options, targets and sections make series-build looks at."""
+
+import os
+import shutil
+import subprocess
+import tempfile
+import unittest
+
+from kunit_rcu import seriesbuild
+
+PATCH = """From 0 Mon Sep 17 00:00:00 2001
+Subject: [PATCH 1/2] rcu: test
+
+diff --git a/kernel/rcu/Kconfig.debug b/kernel/rcu/Kconfig.debug
+--- a/kernel/rcu/Kconfig.debug
++++ b/kernel/rcu/Kconfig.debug
+@@ -1,1 +1,4 @@
++config RCU_FOO_KUNIT_TEST
++	bool "foo"
++menuconfig RCU_BAR
+diff --git a/kernel/rcu/tree.c b/kernel/rcu/tree.c
+--- a/kernel/rcu/tree.c
++++ b/kernel/rcu/tree.c
+@@ -1,1 +1,2 @@
++	rcu_foo_hook();
+diff --git a/kernel/rcu/rcu_foo.c b/kernel/rcu/rcu_foo.c
+new file mode 100644
+--- /dev/null
++++ b/kernel/rcu/rcu_foo.c
+@@ -0,0 +1 @@
++int x;
+diff --git a/arch/x86/kernel/Makefile b/arch/x86/kernel/Makefile
+--- a/arch/x86/kernel/Makefile
++++ b/arch/x86/kernel/Makefile
+@@ -1,1 +1,3 @@
++GCOV_PROFILE_traps.o := $(CONFIG_FOO)
++obj-$(CONFIG_FOO) += foo_kunit.o
+diff --git a/arch/arm64/kernel/Makefile b/arch/arm64/kernel/Makefile
+--- a/arch/arm64/kernel/Makefile
++++ b/arch/arm64/kernel/Makefile
+@@ -1,1 +1,2 @@
++GCOV_PROFILE_entry-common.o := $(CONFIG_FOO)
+diff --git a/kernel/gcov/Makefile b/kernel/gcov/Makefile
+--- a/kernel/gcov/Makefile
++++ b/kernel/gcov/Makefile
+@@ -1,1 +1,2 @@
++obj-$(CONFIG_DUMP) += dump.o
+diff --git a/tools/testing/kunit/qemu_configs/x86_64.py b/tools/testing/kunit/qemu_configs/x86_64.py
+--- a/tools/testing/kunit/qemu_configs/x86_64.py
++++ b/tools/testing/kunit/qemu_configs/x86_64.py
+@@ -1,1 +1,1 @@
+-a
++b
+"""
+
+
+class SeriesTest(unittest.TestCase):
+	def setUp(self):
+		self.tmp = tempfile.mkdtemp()
+		self.addCleanup(shutil.rmtree, self.tmp)
+		self.patch = os.path.join(self.tmp, '0001.patch')
+		with open(self.patch, 'w') as f:
+			f.write(PATCH)
+		self.tree = os.path.join(self.tmp, 'tree')
+		big = os.path.join(self.tree, 'arch/x86/kernel')
+		os.makedirs(big)
+		for i in range(seriesbuild.SMALL_DIR + 1):
+			open(os.path.join(big, f'f{i}.c'), 'w').close()
+		open(os.path.join(big, 'traps.c'), 'w').close()
+		for d, names in (('arch/arm64/kernel', ['entry-common.c']), ('kernel/rcu', ['tree.c']),
+				 ('kernel/gcov', ['base.c'])):
+			os.makedirs(os.path.join(self.tree, d))
+			for n in names:
+				open(os.path.join(self.tree, d, n), 'w').close()
+
+	def test_options_the_series_adds(self):
+		self.assertEqual(seriesbuild.series_options([self.patch]),
+				 ['RCU_FOO_KUNIT_TEST', 'RCU_BAR'])
+
+	def test_production_config_turns_off_series_options_and_line_numbers(self):
+		cfg = seriesbuild.production_config(
+			'CONFIG_RCU_FOO_KUNIT_TEST=y\nCONFIG_PROVE_LOCKING=y\nCONFIG_KUNIT=y\n'
+			'# CONFIG_RCU_BAR is not set\nCONFIG_KUNIT_ALL_TESTS=y\n', ['RCU_FOO_KUNIT_TEST', 'RCU_BAR'])
+		lines = cfg.splitlines()
+		self.assertIn('CONFIG_KUNIT=y', lines)
+		for name in ('RCU_FOO_KUNIT_TEST', 'RCU_BAR', 'PROVE_LOCKING', 'KUNIT_ALL_TESTS'):
+			self.assertIn(f'# CONFIG_{name} is not set', lines)
+			self.assertNotIn(f'CONFIG_{name}=y', lines)
+			self.assertEqual(sum(f'CONFIG_{name}' in l for l in lines), 1)
+
+	def test_targets_per_arch(self):
+		self.assertEqual(seriesbuild.targets([self.patch], 'x86_64', self.tree),
+				 ['kernel/rcu/', 'arch/x86/kernel/traps.o', 'kernel/gcov/'])
+		self.assertEqual(seriesbuild.targets([self.patch], 'arm64', self.tree),
+				 ['kernel/rcu/', 'arch/arm64/kernel/', 'kernel/gcov/'])
+
+	def _cc(self, name, text):
+		src = os.path.join(self.tmp, name + '.c')
+		with open(src, 'w') as f:
+			f.write(text)
+		obj = os.path.join(self.tmp, name + '.o')
+		subprocess.run(['gcc', '-O2', '-c', src, '-o', obj], check=True)
+		return obj
+
+	@unittest.skipUnless(shutil.which('gcc') and shutil.which('objdump'), 'needs gcc and objdump')
+	def test_compare_sees_code_but_not_line_numbers(self):
+		body = ('static const int line __attribute__((used, section("__bug_table"))) = %d;\n'
+			'int f(int x) { return x * %d; }\n')
+		base = os.path.join(self.tmp, 'base')
+		head = os.path.join(self.tmp, 'head')
+		for d in (base, head):
+			os.makedirs(d)
+		for d, line, mul in ((base, 10, 3), (head, 11, 3)):
+			shutil.move(self._cc('a', body % (line, mul)), os.path.join(d, 'a.o'))
+		for d, mul in ((base, 3), (head, 5)):
+			shutil.move(self._cc('b', body % (10, mul)), os.path.join(d, 'b.o'))
+		objdump = shutil.which('objdump')
+		self.assertEqual(seriesbuild.compare(objdump, base, head, ['a.o']), [])
+		problems = seriesbuild.compare(objdump, base, head, ['a.o', 'b.o'])
+		self.assertEqual(len(problems), 1)
+		self.assertRegex(problems[0], r'^b\.o: sections differ: .*\.text')
+		os.unlink(os.path.join(head, 'a.o'))
+		self.assertEqual(seriesbuild.compare(objdump, base, head, ['a.o']),
+				 ['a.o: built at pristine, missing now'])
+
+
+if __name__ == '__main__':
+	unittest.main()
