@@ -47,12 +47,10 @@ static bool rcu_energy_gp_pair(void)
  */
 static void rcu_energy_idle_cpu_not_woken(struct kunit *test)
 {
-	int cpu = kunit_rcu_target_cpu(), before, after, i, quiet = -1;
+	int cpu = kunit_rcu_target_cpu(test), before, after, i, quiet = -1;
 
 	if (!IS_ENABLED(CONFIG_NO_HZ_COMMON))
 		kunit_skip(test, "an idle CPU takes every tick without NO_HZ: see CONFIG=nohz");
-	if (cpu < 0)
-		kunit_skip(test, "needs a second online CPU");
 	for (i = 0; i < RCU_ENERGY_IDLE_TRIES && quiet < 0; i++) {
 		msleep(20);
 		before = ct_dynticks_cpu_acquire(cpu);

@@ -15,10 +15,8 @@
 #include <linux/cpuhotplug.h>
 #include <linux/delay.h>
 #include <linux/rcupdate.h>
-#include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/srcu.h>
-#include <linux/string.h>
 
 #include "rcu.h"
 #include "kunit_rcu.h"
@@ -177,9 +175,7 @@ static void rcu_hotplug_barrier_at_exit(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, e);
 	e->b = kunit_kzalloc(test, sizeof(*e->b), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, e->b);
-	bcpu = kunit_rcu_target_cpu();
-	if (bcpu < 0)
-		kunit_skip(test, "needs a second online CPU");
+	bcpu = kunit_rcu_target_cpu(test);
 	KUNIT_ASSERT_TRUE(test, kunit_rcu_run_on_cpu(test, bcpu, hp_exit_fn, e, false,
 						     KUNIT_RCU_GP_TIMEOUT_MS));
 	e->b->queued = e->slots * HP_CBS_PER_CPU;
@@ -216,15 +212,6 @@ static int hp_offline(struct kunit *test, int cpu)
 	return ret;
 }
 
-static int hp_cpu(struct kunit *test)
-{
-	int cpu = kunit_rcu_target_cpu();
-
-	if (cpu < 0)
-		kunit_skip(test, "needs a second online CPU");
-	return cpu;
-}
-
 /*
  * Covers: HP-3
  *
@@ -236,7 +223,7 @@ static int hp_cpu(struct kunit *test)
 static void rcu_hotplug_offline_callbacks(struct kunit *test)
 {
 	struct hp_batch *b = kunit_kzalloc(test, sizeof(*b), GFP_KERNEL);
-	int cpu = hp_cpu(test);
+	int cpu = kunit_rcu_target_cpu(test);
 	int other = kunit_rcu_other_cpu(cpu);
 
 	KUNIT_ASSERT_NOT_NULL(test, b);
@@ -329,7 +316,7 @@ static void hp_offline_fn(void *arg)
 static void rcu_hotplug_gp_in_cpuhp_callbacks(struct kunit *test)
 {
 	struct hp_state *s = kunit_kzalloc(test, sizeof(*s), GFP_KERNEL);
-	int cpu = hp_cpu(test);
+	int cpu = kunit_rcu_target_cpu(test);
 	struct kunit_rcu_work *w;
 	int state;
 
@@ -355,28 +342,28 @@ static void rcu_hotplug_gp_in_cpuhp_callbacks(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, cpu_online(cpu));
 }
 
-/* Per-CPU RCU kthreads (rcuc/N, rcuo*): the RCU kthreads bound to one CPU. */
-static int hp_rcu_percpu_kthreads(bool on_ghost, int *ghost_cpu)
+/*
+ * Per-CPU RCU kthreads (rcuc/N, rcuo*): RCU kthreads bound to one CPU.
+ * Counts those bound to an online CPU or (with ->on_ghost) to one that is
+ * not online, and records one such CPU.
+ */
+struct hp_percpu_kthreads {
+	bool on_ghost;
+	int cpu;
+};
+
+static bool hp_percpu_kthread(struct task_struct *t, void *arg)
 {
-	struct task_struct *g, *t;
-	int n = 0;
+	struct hp_percpu_kthreads *k = arg;
+	int cpu;
 
-	rcu_read_lock();
-	for_each_process_thread(g, t) {
-		int cpu;
-
-		if (!(t->flags & PF_KTHREAD) || strncmp(t->comm, "rcu", 3) ||
-		    t->nr_cpus_allowed != 1)
-			continue;
-		cpu = cpumask_first(t->cpus_ptr);
-		if (cpu_online(cpu) == on_ghost)
-			continue;
-		n++;
-		if (ghost_cpu)
-			*ghost_cpu = cpu;
-	}
-	rcu_read_unlock();
-	return n;
+	if (t->nr_cpus_allowed != 1)
+		return false;
+	cpu = cpumask_first(t->cpus_ptr);
+	if (cpu_online(cpu) == k->on_ghost)
+		return false;
+	k->cpu = cpu;
+	return true;
 }
 
 DEFINE_STATIC_SRCU(hp_srcu);
@@ -410,22 +397,26 @@ static void hp_srcu_gp(void *arg)
  */
 static void rcu_hotplug_ghost_cpus(struct kunit *test)
 {
+	struct hp_percpu_kthreads online = { .on_ghost = false, .cpu = -1 };
+	struct hp_percpu_kthreads ghost = { .on_ghost = true, .cpu = -1 };
 	struct rcu_gp_oldstate norm, exp;
-	int cpu, ghosts = 0, ghost_cpu = -1, on_ghosts;
+	unsigned int on_ghosts;
+	int cpu, ghosts = 0;
 
 	for_each_possible_cpu(cpu)
 		if (!cpu_online(cpu))
 			ghosts++;
 	if (!ghosts)
 		kunit_skip(test, "every possible CPU is online (CONFIG=ghost has ghost CPUs)");
-	kunit_info(test, "%u possible CPUs, %u online; RCU kthreads bound to online CPUs: %d\n",
-		   num_possible_cpus(), num_online_cpus(), hp_rcu_percpu_kthreads(false, NULL));
+	kunit_info(test, "%u possible CPUs, %u online; RCU kthreads bound to online CPUs: %u\n",
+		   num_possible_cpus(), num_online_cpus(),
+		   kunit_rcu_kthreads("rcu", hp_percpu_kthread, &online));
 	for_each_possible_cpu(cpu)
 		KUNIT_EXPECT_EQ_MSG(test, rcu_cpu_beenfullyonline(cpu), cpu_online(cpu),
 				    "RCU's view of CPU %d having been fully online", cpu);
-	on_ghosts = hp_rcu_percpu_kthreads(true, &ghost_cpu);
+	on_ghosts = kunit_rcu_kthreads("rcu", hp_percpu_kthread, &ghost);
 	KUNIT_EXPECT_EQ_MSG(test, on_ghosts, 0, "RCU kthreads bound to ghost CPUs (one on CPU %d)",
-			    ghost_cpu);
+			    ghost.cpu);
 
 	rcu_unexpedite_gp();
 	start_poll_synchronize_rcu_full(&norm);

@@ -40,16 +40,6 @@ static void rcu_irq_hold_in_nmi(void *arg)
 	kunit_rcu_snap(&e->after);
 }
 
-/* The CPU to disturb; the test thread stays off it. */
-static int rcu_irq_target(struct kunit *test)
-{
-	int cpu = kunit_rcu_target_cpu();
-
-	if (cpu < 0)
-		kunit_skip(test, "needs a second online CPU");
-	return cpu;
-}
-
 /*
  * Covers: IRQ-1
  *
@@ -60,7 +50,7 @@ static int rcu_irq_target(struct kunit *test)
  */
 static void rcu_irq_reader_in_hardirq(struct kunit *test)
 {
-	int cpu = rcu_irq_target(test);
+	int cpu = kunit_rcu_target_cpu(test);
 	struct kunit_rcu_hold *h = NULL;
 	struct kunit_rcu_work *w;
 	struct kunit_rcu_irq *ir;
@@ -159,7 +149,7 @@ static bool rcu_irq_both_called(void *arg)
  */
 static void rcu_irq_call_rcu(struct kunit *test)
 {
-	int cpu = rcu_irq_target(test), reader_cpu = kunit_rcu_other_cpu(cpu);
+	int cpu = kunit_rcu_target_cpu(test), reader_cpu = kunit_rcu_other_cpu(cpu);
 	struct kunit_rcu_work *w;
 	struct rcu_irq_call *c;
 	unsigned long flags;
@@ -232,7 +222,7 @@ static void rcu_irq_half_fn(void *arg)
  */
 static void rcu_irq_half_interrupt(struct kunit *test)
 {
-	int cpu = rcu_irq_target(test);
+	int cpu = kunit_rcu_target_cpu(test);
 	struct rcu_irq_half *hi = kunit_kzalloc(test, sizeof(*hi), GFP_KERNEL);
 	struct kunit_rcu_snap *s;
 
@@ -268,7 +258,7 @@ static void rcu_irq_half_interrupt(struct kunit *test)
  */
 static void rcu_irq_nmi_from_eqs(struct kunit *test)
 {
-	int cpu = rcu_irq_target(test);
+	int cpu = kunit_rcu_target_cpu(test);
 	struct rcu_irq_eqs_hold *e = kunit_kzalloc(test, sizeof(*e), GFP_KERNEL);
 	struct kunit_rcu_work *w;
 
@@ -328,7 +318,7 @@ static void rcu_irq_nest_eqs(void *arg)
  */
 static void rcu_irq_nmi_nesting(struct kunit *test)
 {
-	int cpu = rcu_irq_target(test);
+	int cpu = kunit_rcu_target_cpu(test);
 	struct rcu_irq_nest *n = kunit_kzalloc(test, sizeof(*n), GFP_KERNEL);
 	int d;
 
@@ -392,7 +382,7 @@ static void rcu_irq_busy_then_eqs(void *arg)
  */
 static void rcu_irq_eqs_sampling(struct kunit *test)
 {
-	int cpu = rcu_irq_target(test);
+	int cpu = kunit_rcu_target_cpu(test);
 	struct rcu_irq_sample *sm = kunit_kzalloc(test, sizeof(*sm), GFP_KERNEL);
 	struct kunit_rcu_work *w;
 	int busy1, busy2, after;
@@ -433,7 +423,7 @@ static void rcu_irq_reader_fn(void *arg)
  */
 static void rcu_irq_reader_in_eqs_diagnosed(struct kunit *test)
 {
-	int cpu = rcu_irq_target(test);
+	int cpu = kunit_rcu_target_cpu(test);
 
 	if (!IS_ENABLED(CONFIG_PROVE_RCU))
 		kunit_skip(test, "needs CONFIG_PROVE_RCU");
@@ -461,7 +451,7 @@ static void rcu_irq_nonidle_fn(void *arg)
  */
 static void rcu_irq_nonidle_reader(struct kunit *test)
 {
-	int cpu = rcu_irq_target(test);
+	int cpu = kunit_rcu_target_cpu(test);
 	struct rcu_irq_eqs_hold *e = kunit_kzalloc(test, sizeof(*e), GFP_KERNEL);
 	struct kunit_rcu_work *w;
 

@@ -13,7 +13,6 @@
 #include <linux/rcupdate.h>
 #include <linux/sched.h>
 #include <linux/sched/cputime.h>
-#include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/string.h>
@@ -169,13 +168,11 @@ static void rcu_scheduler_unlock_under_pi_lock(void *arg)
  */
 static void rcu_scheduler_lock_across_unlock(struct kunit *test)
 {
-	int cpu = kunit_rcu_target_cpu();
+	int cpu = kunit_rcu_target_cpu(test);
 	struct rcu_scheduler_unlock *u = kunit_kzalloc(test, sizeof(*u), GFP_KERNEL);
 	struct kunit_rcu_work *w;
 
 	KUNIT_ASSERT_NOT_NULL(test, u);
-	if (cpu < 0)
-		kunit_skip(test, "needs a second online CPU");
 	w = kunit_rcu_start_on_cpu(test, cpu, rcu_scheduler_unlock_under_pi_lock, u, false);
 	if (kunit_rcu_wait_flag(&u->in_reader, KUNIT_RCU_PROMPT_MS)) {
 		/* From here: its work must not queue behind the reader. */
@@ -258,13 +255,11 @@ static void rcu_scheduler_preempted_reader_blocks_gp(struct kunit *test)
 	struct rcu_gp_oldstate norm, exp;
 	bool held_norm, held_exp, held_running;
 	struct kunit_rcu_work *rw, *pw;
-	int cpu = kunit_rcu_target_cpu();
+	int cpu = kunit_rcu_target_cpu(test);
 
 	KUNIT_ASSERT_NOT_NULL(test, p);
 	if (!IS_ENABLED(CONFIG_PREEMPT_RCU))
 		kunit_skip(test, "PREEMPT_RCU=n: a reader cannot be preempted");
-	if (cpu < 0)
-		kunit_skip(test, "needs a second online CPU");
 	rw = kunit_rcu_start_on_cpu(test, cpu, rcu_scheduler_preempted_reader, p, false);
 	KUNIT_ASSERT_NOT_NULL(test, rw);
 	if (!kunit_rcu_wait_flag(&p->in_reader, KUNIT_RCU_PROMPT_MS)) {
@@ -430,25 +425,11 @@ static void rcu_scheduler_pong(void *arg)
 			complete(&p->ping);
 }
 
-/* CPU time of the RCU kthreads (rcu_preempt or rcu_sched, rcu_exp_*, rcu_tasks_*, rcuc, rcuo*). */
-/*
- * Kthreads whose name starts with @prefix: how many, and (if @ns) their
- * summed CPU time.
- */
-static unsigned int rcu_scheduler_kthreads(const char *prefix, u64 *ns)
+/* Adds the CPU time of RCU kthread @t (rcu_preempt or rcu_sched, rcu_exp_*, ...) to *@ns. */
+static bool rcu_scheduler_add_runtime(struct task_struct *t, void *ns)
 {
-	struct task_struct *g, *t;
-	unsigned int n = 0;
-
-	rcu_read_lock();
-	for_each_process_thread(g, t)
-		if ((t->flags & PF_KTHREAD) && !strncmp(t->comm, prefix, strlen(prefix))) {
-			n++;
-			if (ns)
-				*ns += task_sched_runtime(t);
-		}
-	rcu_read_unlock();
-	return n;
+	*(u64 *)ns += task_sched_runtime(t);
+	return true;
 }
 
 /*
@@ -475,13 +456,13 @@ static void rcu_scheduler_kthreads_under_load(struct kunit *test)
 	u64 start, end, rcu0 = 0, rcu1 = 0, avail;
 	atomic_t stop = ATOMIC_INIT(0);
 
-	if (rcu_scheduler_kthreads("rcuc/", NULL))
+	if (kunit_rcu_kthreads("rcuc/", NULL, NULL))
 		kunit_skip(test, "rcutree.use_softirq=0: rcuc kthreads do RCU's softirq work");
 	pairs = kunit_kcalloc(test, nr_cpu_ids, sizeof(*pairs), GFP_KERNEL);
 	w = kunit_kcalloc(test, 2 * nr_cpu_ids, sizeof(*w), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, pairs);
 	KUNIT_ASSERT_NOT_NULL(test, w);
-	rcu_scheduler_kthreads("rcu", &rcu0);
+	kunit_rcu_kthreads("rcu", rcu_scheduler_add_runtime, &rcu0);
 	start = ktime_get_ns();
 	for_each_online_cpu(cpu) {
 		struct rcu_scheduler_pair *p = &pairs[cpu];
@@ -503,7 +484,7 @@ static void rcu_scheduler_kthreads_under_load(struct kunit *test)
 	}
 	rcu_expedite_gp();
 	end = ktime_get_ns();
-	rcu_scheduler_kthreads("rcu", &rcu1);
+	kunit_rcu_kthreads("rcu", rcu_scheduler_add_runtime, &rcu1);
 	atomic_set(&stop, 1);
 	for (i = 0; i < n; i++)
 		KUNIT_EXPECT_TRUE(test, kunit_rcu_finish(test, w[i], KUNIT_RCU_PROMPT_MS));

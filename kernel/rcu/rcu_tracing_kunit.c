@@ -68,12 +68,10 @@ static void rcu_tracing_accessors_in_handler(struct kunit *test)
 {
 	struct rcu_tracing_seen *task = kunit_kzalloc(test, sizeof(*task), GFP_KERNEL);
 	struct rcu_tracing_seen *eqs = kunit_kzalloc(test, sizeof(*eqs), GFP_KERNEL);
-	int cpu = kunit_rcu_target_cpu();
+	int cpu = kunit_rcu_target_cpu(test);
 
 	KUNIT_ASSERT_NOT_NULL(test, task);
 	KUNIT_ASSERT_NOT_NULL(test, eqs);
-	if (cpu < 0)
-		kunit_skip(test, "needs a second online CPU");
 	KUNIT_ASSERT_EQ(test, kunit_rcu_entries_arm(test), 0);
 
 	preempt_disable();

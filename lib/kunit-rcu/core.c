@@ -17,6 +17,7 @@
 #include <linux/rcupdate.h>
 #include <linux/refcount.h>
 #include <linux/sched.h>
+#include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/timekeeping.h>
@@ -201,6 +202,7 @@ void kunit_rcu_avoid_cpu(int cpu)
 
 /**
  * kunit_rcu_target_cpu() - pick a CPU to hold, and keep the caller off it
+ * @test: the case, skipped with fewer than two CPUs online
  *
  * For a case that holds a CPU in a handler or with interrupts disabled
  * while the test thread drives grace periods.  The target is the second
@@ -209,14 +211,15 @@ void kunit_rcu_avoid_cpu(int cpu)
  * everybody's timers.  The caller then avoids the target
  * (kunit_rcu_avoid_cpu()).
  *
- * Return: the target CPU, or -ENODEV with fewer than two CPUs online.
+ * Return: the target CPU.  With fewer than two CPUs online it does not
+ * return: @test is skipped.
  */
-int kunit_rcu_target_cpu(void)
+int kunit_rcu_target_cpu(struct kunit *test)
 {
 	int cpu = cpumask_next(cpumask_first(cpu_online_mask), cpu_online_mask);
 
 	if (cpu >= nr_cpu_ids)
-		return -ENODEV;
+		kunit_skip(test, "needs a second online CPU");
 	kunit_rcu_avoid_cpu(cpu);
 	return cpu;
 }
@@ -232,6 +235,31 @@ int kunit_rcu_other_cpu(int cpu)
 	int other = cpumask_next_wrap(cpu, cpu_online_mask, cpu, false);
 
 	return other < nr_cpu_ids && other != cpu ? other : -ENODEV;
+}
+
+/**
+ * kunit_rcu_kthreads() - visit the kthreads whose name starts with @prefix
+ * @prefix: start of the name ("rcu" for all of RCU's kthreads)
+ * @fn: called for each of them, or NULL to count only; it runs inside an
+ *	RCU reader and must not sleep; it returns whether to count the kthread
+ * @arg: argument of @fn
+ *
+ * Return: how many kthreads matched @prefix and were counted by @fn.
+ */
+unsigned int kunit_rcu_kthreads(const char *prefix,
+				bool (*fn)(struct task_struct *t, void *arg), void *arg)
+{
+	struct task_struct *g, *t;
+	size_t len = strlen(prefix);
+	unsigned int n = 0;
+
+	rcu_read_lock();
+	for_each_process_thread(g, t)
+		if ((t->flags & PF_KTHREAD) && !strncmp(t->comm, prefix, len) &&
+		    (!fn || fn(t, arg)))
+			n++;
+	rcu_read_unlock();
+	return n;
 }
 
 /**

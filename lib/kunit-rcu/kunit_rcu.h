@@ -79,10 +79,14 @@ bool kunit_rcu_cookie_done(void *cookie);
 bool kunit_rcu_full_done(void *rgos);
 bool kunit_rcu_gp_reached_reader(void *rgos);
 
+struct task_struct;
+
 /* CPUs and work on a chosen CPU. */
 void kunit_rcu_avoid_cpu(int cpu);
-int kunit_rcu_target_cpu(void);
+int kunit_rcu_target_cpu(struct kunit *test);
 int kunit_rcu_other_cpu(int cpu);
+unsigned int kunit_rcu_kthreads(const char *prefix,
+				bool (*fn)(struct task_struct *t, void *arg), void *arg);
 
 struct kunit_rcu_work;
 struct kunit_rcu_work *kunit_rcu_start_on_cpu(struct kunit *test, int cpu,

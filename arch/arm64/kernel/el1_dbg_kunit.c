@@ -23,15 +23,6 @@
 
 #include "kunit_rcu.h"
 
-static int dbg_cpu(struct kunit *test)
-{
-	int cpu = kunit_rcu_target_cpu();
-
-	if (cpu < 0)
-		kunit_skip(test, "needs a second online CPU");
-	return cpu;
-}
-
 /* Raises @depth nested BRKs on @cpu from task context or an EQS. */
 static struct kunit_rcu_chain *dbg_raise(struct kunit *test, int cpu, unsigned int depth,
 					 bool eqs)
@@ -105,7 +96,7 @@ static void dbg_expect_unwound(struct kunit *test, struct kunit_rcu_chain *c, bo
 
 static void dbg_chain(struct kunit *test, unsigned int depth)
 {
-	int cpu = dbg_cpu(test);
+	int cpu = kunit_rcu_target_cpu(test);
 	bool eqs;
 
 	KUNIT_ASSERT_EQ(test, kunit_rcu_entries_arm(test), 0);
@@ -157,7 +148,7 @@ static void rcu_el1_dbg_nesting(struct kunit *test)
 static void rcu_el1_dbg_not_quiescent(struct kunit *test)
 {
 	struct kunit_rcu_chain *c = kunit_kzalloc(test, sizeof(*c), GFP_KERNEL);
-	int cpu = dbg_cpu(test);
+	int cpu = kunit_rcu_target_cpu(test);
 	struct kunit_rcu_work *w;
 
 	KUNIT_ASSERT_NOT_NULL(test, c);
@@ -185,7 +176,7 @@ static void rcu_el1_dbg_not_quiescent(struct kunit *test)
  */
 static void rcu_el1_dbg_cannot_schedule(struct kunit *test)
 {
-	int cpu = dbg_cpu(test);
+	int cpu = kunit_rcu_target_cpu(test);
 	bool eqs;
 
 	KUNIT_ASSERT_EQ(test, kunit_rcu_entries_arm(test), 0);

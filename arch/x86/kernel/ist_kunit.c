@@ -22,15 +22,6 @@
 
 #include "kunit_rcu.h"
 
-static int ist_cpu(struct kunit *test)
-{
-	int cpu = kunit_rcu_target_cpu();
-
-	if (cpu < 0)
-		kunit_skip(test, "needs a second online CPU");
-	return cpu;
-}
-
 /* Installs every entry's handler; all of them must be there. */
 static void ist_arm(struct kunit *test)
 {
@@ -153,7 +144,7 @@ static void ist_check(struct kunit *test, int cpu, struct kunit_rcu_chain *proto
 static void ist_single(struct kunit *test, enum kunit_rcu_entry e)
 {
 	struct kunit_rcu_chain proto = { .entry = { e }, .depth = 1 };
-	int cpu = ist_cpu(test);
+	int cpu = kunit_rcu_target_cpu(test);
 
 	ist_arm(test);
 	ist_check(test, cpu, &proto);
@@ -213,7 +204,7 @@ static void rcu_ist_nesting(struct kunit *test)
 	struct kunit_rcu_chain db = {
 		.entry = { KUNIT_RCU_DEBUG, KUNIT_RCU_INT3, KUNIT_RCU_INT3 }, .depth = 3,
 	};
-	int cpu = ist_cpu(test);
+	int cpu = kunit_rcu_target_cpu(test);
 
 	ist_arm(test);
 	ist_check(test, cpu, &nmi);
@@ -253,7 +244,7 @@ static void rcu_ist_not_quiescent(struct kunit *test)
 	static const enum kunit_rcu_entry entries[] = {
 		KUNIT_RCU_INT3, KUNIT_RCU_KPROBE, KUNIT_RCU_DEBUG, KUNIT_RCU_NMI,
 	};
-	int cpu = ist_cpu(test);
+	int cpu = kunit_rcu_target_cpu(test);
 	unsigned int i;
 
 	ist_arm(test);
@@ -276,7 +267,7 @@ static void rcu_ist_cannot_schedule(struct kunit *test)
 	static const enum kunit_rcu_entry entries[] = {
 		KUNIT_RCU_INT3, KUNIT_RCU_KPROBE, KUNIT_RCU_DEBUG, KUNIT_RCU_NMI,
 	};
-	int cpu = ist_cpu(test);
+	int cpu = kunit_rcu_target_cpu(test);
 	unsigned int i;
 	bool eqs;
 
