@@ -96,6 +96,14 @@ def ccache_shims() -> str:
 	return shims
 
 
+def make_cmd(arch: str, out: str, jobs: Optional[int] = None) -> List[str]:
+	"""make's command line for a kernel of arch built in out (O=), without a target."""
+	cmd = ['make', '-j' + str(jobs or os.cpu_count() or 1), 'ARCH=' + arch, 'O=' + out]
+	if ARCHES[arch]['cross_compile']:
+		cmd.append('CROSS_COMPILE=' + ARCHES[arch]['cross_compile'])
+	return cmd
+
+
 _DEBUG_INFO = re.compile(r'^CONFIG_DEBUG_INFO(?!_NONE)\w*=y$')
 
 

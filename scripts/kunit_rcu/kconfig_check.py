@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from . import kbuild, locks
-from .common import (ARCHES, UserError, build_dir, git, load_config, log, results_dir,
+from .common import (UserError, build_dir, git, load_config, log, results_dir,
 		     tree_dir)
 from .common import run as run_cmd
 
@@ -451,10 +451,7 @@ def project_options(tree: str) -> List[str]:
 def make_kconfig(tree: str, arch: str, out: str) -> Kconfig:
 	"""Runs make ARCH=arch O=out <target> in tree on a .config text; conf gets built in out."""
 	env = kbuild.build_env(arch=arch)  # the compilers the builds saw (Kconfig asks $(CC))
-	cross = ARCHES[arch]['cross_compile']
-	cmd = ['make', '-s', '-j' + str(os.cpu_count() or 1), 'ARCH=' + arch, 'O=' + out]
-	if cross:
-		cmd.append('CROSS_COMPILE=' + cross)
+	cmd = kbuild.make_cmd(arch, out) + ['-s']
 
 	def run(target: str, text: str) -> Tuple[str, str]:
 		os.makedirs(out, exist_ok=True)

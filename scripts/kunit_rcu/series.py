@@ -46,11 +46,26 @@ def _maintained(path: str, patterns: List[str]) -> bool:
 	return False
 
 
-def new_files_maintained(patch: str) -> bool:
-	"""Does MAINTAINERS (pristine) already cover every file the patch adds?"""
+def patch_files(patch: str) -> List[Tuple[str, bool, str]]:
+	"""(path, whether the patch adds it, its added and removed lines) per file it touches."""
+	out: List[Tuple[str, bool, str]] = []
 	with open(patch, errors='replace') as f:
 		text = f.read()
-	added = re.findall(r'^diff --git a/\S+ b/(\S+)\nnew file mode', text, re.M)
+	for block in re.split(r'^diff --git ', text, flags=re.M)[1:]:
+		m = re.match(r'a/(\S+) b/(\S+)', block)
+		if not m:
+			continue
+		added = bool(re.match(r'[^\n]*\n(?:(?:old|new|deleted|similarity|index)[^\n]*\n)*?'
+				      r'new file mode', block))
+		changed = '\n'.join(l[1:] for l in block.splitlines()
+				    if l[:1] in '+-' and not l.startswith(('+++', '---')))
+		out.append((m.group(2), added, changed))
+	return out
+
+
+def new_files_maintained(patch: str) -> bool:
+	"""Does MAINTAINERS (pristine) already cover every file the patch adds?"""
+	added = [path for path, new, _ in patch_files(patch) if new]
 	if not added:
 		return False
 	patterns = [l[2:].strip() for l in git(tree_dir(), 'show', 'pristine:MAINTAINERS').splitlines()

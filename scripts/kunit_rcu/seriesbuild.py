@@ -32,7 +32,7 @@ import subprocess
 import time
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from . import kbuild, locks, prepare
+from . import kbuild, kconfig_check, locks, prepare, series
 from .common import ARCHES, REPO, UserError, build_dir, check_arch, git, log, tree_dir, version_dir
 
 # Off in the production configuration besides the series' own options.
@@ -43,22 +43,12 @@ IGNORED_SECTIONS = re.compile(r'^(\.rela?)?(__bug_table|__dyndbg.*|\.debug_.*|\.
 			      r'\.note\.GNU-stack)$')
 # A modified Makefile's whole directory is built when it has at most this many sources.
 SMALL_DIR = 20
-_CONFIG_ADDED = re.compile(r'^\+(?:menu)?config\s+(\w+)', re.M)
 # An object a Makefile line names: "foo.o", or the foo.o of "GCOV_PROFILE_foo.o".
 _OBJ_NAMED = re.compile(r'(?:\b[A-Z][A-Z0-9_]*_)?([a-z0-9][\w-]*)\.o\b')
 
 
 def worktree_dir() -> str:
 	return os.path.join(version_dir(), 'bisect')
-
-
-def series_options(patches: Sequence[str]) -> List[str]:
-	"""The Kconfig symbols the patches add."""
-	names: List[str] = []
-	for patch in patches:
-		with open(patch, errors='replace') as f:
-			names += [n for n in _CONFIG_ADDED.findall(f.read()) if n not in names]
-	return names
 
 
 def production_config(test_config: str, options: Sequence[str]) -> str:
@@ -75,28 +65,12 @@ def production_config(test_config: str, options: Sequence[str]) -> str:
 	return '\n'.join(lines) + '\n'
 
 
-def _diff_files(patch: str) -> List[Tuple[str, bool, str]]:
-	"""(path, added, the added and removed lines) for each file the patch touches."""
-	out: List[Tuple[str, bool, str]] = []
-	with open(patch, errors='replace') as f:
-		text = f.read()
-	for block in re.split(r'^diff --git ', text, flags=re.M)[1:]:
-		m = re.match(r'a/(\S+) b/(\S+)', block)
-		if not m:
-			continue
-		added = bool(re.search(r'^new file mode', block, re.M))
-		changed = '\n'.join(l[1:] for l in block.splitlines()
-				    if l[:1] in '+-' and not l.startswith(('+++', '---')))
-		out.append((m.group(2), added, changed))
-	return out
-
-
 def targets(patches: Sequence[str], arch: str, pristine: str) -> List[str]:
 	"""kbuild targets (a dir/ or an object) whose objects the series can change."""
 	other_arches = [d for a, v in ARCHES.items() if a != arch for d in v['suite_dirs']]
 	want: List[str] = []
 	for patch in patches:
-		for path, added, changed in _diff_files(patch):
+		for path, added, changed in series.patch_files(patch):
 			d = os.path.dirname(path)
 			if path.startswith(('tools/', 'Documentation/')) or \
 			   any(path.startswith(o) for o in other_arches):
@@ -177,10 +151,7 @@ def compare(objdump: str, base: str, head: str, objs: Sequence[str]) -> List[str
 
 def _make(tree: str, arch: str, build: str, args: Sequence[str], log_path: str) -> Optional[str]:
 	"""make O=build args...; the compiler errors on failure, None on success."""
-	cmd = ['make', '-C', tree, 'O=' + os.path.relpath(build, tree), 'ARCH=' + arch,
-	       '-j' + str(os.cpu_count() or 2)]
-	if ARCHES[arch]['cross_compile']:
-		cmd.append('CROSS_COMPILE=' + ARCHES[arch]['cross_compile'])
+	cmd = kbuild.make_cmd(arch, os.path.relpath(build, tree)) + ['-C', tree]
 	cmd += list(args)
 	with open(log_path, 'a') as out:
 		out.write('$ ' + ' '.join(cmd) + '\n')
@@ -196,16 +167,13 @@ def _make(tree: str, arch: str, build: str, args: Sequence[str], log_path: str) 
 			f'make {" ".join(args)} failed (exit {proc.returncode})'
 
 
-def _configure(tree: str, arch: str, build: str, config: str, log_path: str,
-	       what: str) -> Optional[str]:
-	"""Writes the production .config into build and runs olddefconfig; errors or None."""
-	os.makedirs(build, exist_ok=True)
-	with open(os.path.join(build, '.config'), 'w') as f:
-		f.write(config)
-	err = _make(tree, arch, build, ['olddefconfig'], log_path)
-	if err is not None and what == 'pristine':
-		raise UserError(f'make olddefconfig failed at pristine in {build} (log: {log_path}):\n{err}')
-	return err
+def _configure(tree: str, arch: str, build: str, config: str) -> Optional[str]:
+	"""Writes config into build and runs olddefconfig; the error, or None."""
+	try:
+		kconfig_check.make_kconfig(tree, arch, build)('olddefconfig', config)
+	except UserError as e:
+		return str(e)
+	return None
 
 
 def run_arch(arch: str, results: str) -> Tuple[int, int]:
@@ -226,7 +194,7 @@ def run_arch(arch: str, results: str) -> Tuple[int, int]:
 		path = worktree_dir()
 		prepare.exclude_build_dirs(src)
 		prepare.ensure_worktree(path)
-	options = series_options(patches)
+	options = kconfig_check.project_options(tree_dir())
 	config = production_config(test_config, options)
 	base = os.path.join(path, f'.kunit-prod-{arch}-pristine')
 	head = os.path.join(path, f'.kunit-prod-{arch}-patched')
@@ -241,8 +209,7 @@ def run_arch(arch: str, results: str) -> Tuple[int, int]:
 		    f'{len(options)} series options ({", ".join(options)}) and lock debugging; '
 		    f'targets {" ".join(want)}')
 		start = time.monotonic()
-		_configure(path, arch, base, config, log_path, 'pristine')
-		err = _make(path, arch, base, want, log_path)
+		err = _configure(path, arch, base, config) or _make(path, arch, base, want, log_path)
 		if err:
 			raise UserError(f'pristine linux-source does not build {" ".join(want)} for '
 					f'ARCH={arch} (log: {log_path}):\n{err}')
@@ -252,7 +219,7 @@ def run_arch(arch: str, results: str) -> Tuple[int, int]:
 			name = os.path.basename(patch)
 			start = time.monotonic()
 			prepare.reset_worktree(path, commit)
-			err = _configure(path, arch, head, config, log_path, name) or \
+			err = _configure(path, arch, head, config) or \
 				_make(path, arch, head, want, log_path)
 			if err:
 				failed += 1

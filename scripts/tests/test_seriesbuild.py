@@ -7,7 +7,7 @@ import subprocess
 import tempfile
 import unittest
 
-from kunit_rcu import seriesbuild
+from kunit_rcu import series, seriesbuild
 
 PATCH = """From 0 Mon Sep 17 00:00:00 2001
 Subject: [PATCH 1/2] rcu: test
@@ -74,9 +74,15 @@ class SeriesTest(unittest.TestCase):
 			for n in names:
 				open(os.path.join(self.tree, d, n), 'w').close()
 
-	def test_options_the_series_adds(self):
-		self.assertEqual(seriesbuild.series_options([self.patch]),
-				 ['RCU_FOO_KUNIT_TEST', 'RCU_BAR'])
+	def test_files_of_a_patch(self):
+		files = series.patch_files(self.patch)
+		self.assertEqual([(p, a) for p, a, _ in files], [
+			('kernel/rcu/Kconfig.debug', False), ('kernel/rcu/tree.c', False),
+			('kernel/rcu/rcu_foo.c', True), ('arch/x86/kernel/Makefile', False),
+			('arch/arm64/kernel/Makefile', False), ('kernel/gcov/Makefile', False),
+			('tools/testing/kunit/qemu_configs/x86_64.py', False)])
+		self.assertEqual(files[1][2], '\trcu_foo_hook();')
+		self.assertEqual(files[-1][2], 'a\nb')
 
 	def test_production_config_turns_off_series_options_and_line_numbers(self):
 		cfg = seriesbuild.production_config(
