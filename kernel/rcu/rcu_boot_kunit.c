@@ -38,6 +38,7 @@
 #include <linux/rcupdate_wait.h>
 #include <linux/srcu.h>
 #include <linux/preempt.h>
+#include <linux/sched.h>
 
 #include "rcu.h"
 #include "kunit_rcu.h"
@@ -488,6 +489,56 @@ void rcu_boot_kunit_record(enum rcu_boot_point point)
 	}
 }
 
+/*
+ * EB-4, Tasks RCU: a synchronize_rcu_tasks() that finds no grace-period
+ * kthread yet drives the grace period itself (CONFIG_PROVE_RCU's self
+ * test does so right after spawning the kthread).  The kthread starting
+ * in the few instructions before the caller takes ->tasks_gp_mutex is
+ * the race; the hook holds that window open until the kthread has
+ * started and gone to sleep waiting for callbacks.
+ */
+#define EB_MIDBOOT_MS	1000
+
+static struct {
+	bool reached;
+	int sched;
+	bool started_before;	/* the kthread had started when the caller looked */
+	bool asleep;		/* ... and had gone to sleep before it went on */
+	int at;
+} eb_midboot;
+
+/**
+ * rcu_boot_kunit_tasks_midboot() - hold open the Tasks RCU mid-boot window
+ * @kthread: the flavor's ->kthread_ptr, NULL until its kthread runs
+ *
+ * Called by synchronize_rcu_tasks_generic() when it drives a grace
+ * period itself, before it takes ->tasks_gp_mutex.  Sleeps until the
+ * kthread has started and is sleeping, for at most EB_MIDBOOT_MS, and
+ * records what it saw for the suite rcu_boot.  Only the first call waits.
+ */
+void rcu_boot_kunit_tasks_midboot(struct task_struct **kthread)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(EB_MIDBOOT_MS);
+	struct task_struct *t;
+
+	if (eb_midboot.reached)
+		return;
+	eb_midboot.reached = true;
+	eb_midboot.sched = rcu_scheduler_active;
+	eb_midboot.started_before = READ_ONCE(*kthread);
+	for (;;) {
+		t = READ_ONCE(*kthread);
+		if (t && !task_is_running(t)) {
+			eb_midboot.asleep = true;
+			break;
+		}
+		if (!time_before(jiffies, end))
+			break;
+		schedule_timeout_idle(1);
+	}
+	eb_midboot.at = eb_event();
+}
+
 static int __init rcu_boot_kunit_early(void)
 {
 	rcu_boot_kunit_record(RCU_BOOT_EARLY_INITCALL);
@@ -699,12 +750,46 @@ static void rcu_boot_barriers(struct kunit *test)
 	}
 }
 
+/*
+ * Covers: EB-4
+ *
+ * Tasks RCU in the RCU_SCHEDULER_INIT window: a synchronize_rcu_tasks()
+ * that drives its grace period itself, because the flavor's kthread had
+ * not run yet, neither deadlocks against that kthread starting and
+ * sleeping meanwhile nor is overtaken by boot: it was recorded with the
+ * kthread asleep, in RCU_SCHEDULER_INIT, and boot went on to the
+ * early_initcalls after it.  A deadlock there hangs boot, which the
+ * runner reports as a hang with no KTAP output.
+ *
+ * Skips when the kthread ran before the self test called
+ * synchronize_rcu_tasks(): no mid-boot grace period then (not seen in
+ * the runs measured; the scheduler lets a new task wait its turn).
+ *
+ * May skip: x86_64, arm64
+ */
+static void rcu_boot_tasks_sync_midboot(struct kunit *test)
+{
+	if (!IS_ENABLED(CONFIG_TASKS_RCU) || !IS_ENABLED(CONFIG_PROVE_RCU))
+		kunit_skip(test, "needs CONFIG_TASKS_RCU and CONFIG_PROVE_RCU (its self test)");
+	if (!eb_midboot.reached)
+		kunit_skip(test, "its kthread ran first: no mid-boot grace period this boot");
+	KUNIT_EXPECT_EQ(test, eb_midboot.sched, RCU_SCHEDULER_INIT);
+	KUNIT_EXPECT_TRUE_MSG(test, eb_midboot.asleep,
+			      "the Tasks RCU kthread %s within %d ms: the race was not set up",
+			      eb_midboot.started_before ? "did not go to sleep" : "did not start",
+			      EB_MIDBOOT_MS);
+	eb_expect_reached(test, RCU_BOOT_EARLY_INITCALL);
+	KUNIT_EXPECT_LT_MSG(test, eb_midboot.at, eb_points[RCU_BOOT_EARLY_INITCALL].at,
+			    "the mid-boot grace period was recorded after the early_initcalls");
+}
+
 static struct kunit_case rcu_boot_cases[] = {
 	KUNIT_CASE(rcu_boot_readers_before_init),
 	KUNIT_CASE(rcu_boot_call_rcu_every_window),
 	KUNIT_CASE(rcu_boot_sync_very_early),
 	KUNIT_CASE(rcu_boot_sync_sched_init),
 	KUNIT_CASE(rcu_boot_barriers),
+	KUNIT_CASE(rcu_boot_tasks_sync_midboot),
 	{}
 };
 

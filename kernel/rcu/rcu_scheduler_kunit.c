@@ -505,12 +505,148 @@ static void rcu_scheduler_kthreads_under_load(struct kunit *test)
 			    RCU_SCHEDULER_KTHREAD_PERCENT);
 }
 
+/*
+ * TASKS-1, TASKS-3: Tasks RCU.  Its readers are implicit: a task is one
+ * from any point where it does not voluntarily switch until it does.  The
+ * callbacks are static: a broken kernel that runs them late must not find
+ * them freed.
+ */
+#define RCU_SCHEDULER_TASKS_CBS		4
+/*
+ * How long the reader stays preempted: a grace period that does not wait
+ * for it has time to end, and the SCHED_FIFO preempter stays below the
+ * RT throttling limit (950 ms of each second).
+ */
+#define RCU_SCHEDULER_TASKS_HOLD_MS	500
+
+static struct {
+	struct rcu_head rh[RCU_SCHEDULER_TASKS_CBS];
+	atomic_t ran[RCU_SCHEDULER_TASKS_CBS];
+	atomic_t synced;
+} rcu_scheduler_tasks;
+
+static void rcu_scheduler_tasks_cb(struct rcu_head *rh)
+{
+	atomic_inc(&rcu_scheduler_tasks.ran[rh - rcu_scheduler_tasks.rh]);
+}
+
+static int rcu_scheduler_tasks_ran(void)
+{
+	int i, n = 0;
+
+	for (i = 0; i < RCU_SCHEDULER_TASKS_CBS; i++)
+		n += atomic_read(&rcu_scheduler_tasks.ran[i]);
+	return n;
+}
+
+static void rcu_scheduler_tasks_sync(void *unused)
+{
+	synchronize_rcu_tasks();
+	atomic_set_release(&rcu_scheduler_tasks.synced, 1);
+}
+
+/* An implicit Tasks RCU reader: spins until released, never sleeping. */
+static void rcu_scheduler_tasks_reader(void *arg)
+{
+	struct rcu_scheduler_preempted *p = arg;
+
+	WRITE_ONCE(p->reader, current);
+	p->nivcsw_in = current->nivcsw;
+	atomic_set_release(&p->in_reader, 1);
+	p->released = kunit_rcu_spin_flag(&p->release, KUNIT_RCU_GP_TIMEOUT_MS);
+	p->nivcsw_out = current->nivcsw;
+	atomic_set(&p->in_reader, 0);
+}
+
+/*
+ * Covers: TASKS-1, TASKS-3
+ * May skip: nopreempt
+ *
+ * A task that has not voluntarily switched since a Tasks RCU grace period
+ * began, preempted by a SCHED_FIFO task on its CPU: while it stays
+ * preempted, and after it runs again until it sleeps, neither
+ * synchronize_rcu_tasks() (in a kthread on another CPU) returns nor any
+ * call_rcu_tasks() callback queued then runs.  Once it has slept,
+ * synchronize_rcu_tasks() returns within a bound, and after
+ * rcu_barrier_tasks() every callback has run exactly once.  The Rude and
+ * Trace flavors are not configured in these kernels.
+ */
+static void rcu_scheduler_tasks_wait_for_preempted(struct kunit *test)
+{
+	struct rcu_scheduler_preempted *p = kunit_kzalloc(test, sizeof(*p), GFP_KERNEL);
+	bool held_cbs, held_sync, held_running;
+	struct kunit_rcu_work *rw, *pw, *sw;
+	int cpu = kunit_rcu_target_cpu(test);
+	int i;
+
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	if (!IS_ENABLED(CONFIG_TASKS_RCU) || !IS_ENABLED(CONFIG_PREEMPTION))
+		kunit_skip(test, "needs TASKS_RCU and PREEMPTION (a preempted kernel task)");
+	memset(&rcu_scheduler_tasks, 0, sizeof(rcu_scheduler_tasks));
+	rw = kunit_rcu_start_on_cpu(test, cpu, rcu_scheduler_tasks_reader, p, false);
+	KUNIT_ASSERT_NOT_NULL(test, rw);
+	if (!kunit_rcu_wait_flag(&p->in_reader, KUNIT_RCU_PROMPT_MS)) {
+		atomic_set(&p->release, 1);
+		kunit_rcu_finish(test, rw, KUNIT_RCU_GP_TIMEOUT_MS);
+		KUNIT_FAIL(test, "the reader did not begin within %d ms", KUNIT_RCU_PROMPT_MS);
+		return;
+	}
+	pw = kunit_rcu_start_on_cpu(test, cpu, rcu_scheduler_preempter, p, false);
+	if (!pw || !kunit_rcu_wait_flag(&p->preempting, KUNIT_RCU_PROMPT_MS)) {
+		atomic_set(&p->release_cpu, 1);
+		atomic_set(&p->release, 1);
+		if (pw)
+			kunit_rcu_finish(test, pw, KUNIT_RCU_GP_TIMEOUT_MS);
+		kunit_rcu_finish(test, rw, KUNIT_RCU_GP_TIMEOUT_MS);
+		KUNIT_FAIL(test, "the preempter did not run on CPU %d within %d ms", cpu,
+			   KUNIT_RCU_PROMPT_MS);
+		return;
+	}
+
+	for (i = 0; i < RCU_SCHEDULER_TASKS_CBS; i++)
+		call_rcu_tasks(&rcu_scheduler_tasks.rh[i], rcu_scheduler_tasks_cb);
+	sw = kunit_rcu_start_on_cpu(test, kunit_rcu_other_cpu(cpu), rcu_scheduler_tasks_sync,
+				    NULL, false);
+	kunit_rcu_delay_ms(RCU_SCHEDULER_TASKS_HOLD_MS);
+	held_cbs = !rcu_scheduler_tasks_ran();
+	held_sync = !atomic_read(&rcu_scheduler_tasks.synced);
+	atomic_set_release(&p->release_cpu, 1);
+	kunit_rcu_finish(test, pw, KUNIT_RCU_GP_TIMEOUT_MS);
+	/* The reader runs again, still without a voluntary switch. */
+	kunit_rcu_delay_ms(KUNIT_RCU_HOLD_MS);
+	held_running = !rcu_scheduler_tasks_ran() && !atomic_read(&rcu_scheduler_tasks.synced);
+	atomic_set_release(&p->release, 1);
+	kunit_rcu_finish(test, rw, KUNIT_RCU_GP_TIMEOUT_MS);
+	KUNIT_EXPECT_TRUE_MSG(test, sw && kunit_rcu_finish(test, sw, KUNIT_RCU_GP_TIMEOUT_MS),
+			      "synchronize_rcu_tasks() did not return within %d ms of the reader",
+			      KUNIT_RCU_GP_TIMEOUT_MS);
+	if (IS_ENABLED(CONFIG_TASKS_RCU))	/* no definition without it */
+		rcu_barrier_tasks();
+	for (i = 0; i < RCU_SCHEDULER_TASKS_CBS; i++)
+		KUNIT_EXPECT_EQ_MSG(test, atomic_read(&rcu_scheduler_tasks.ran[i]), 1,
+				    "call_rcu_tasks() callback %d after rcu_barrier_tasks(): times run",
+				    i);
+
+	KUNIT_EXPECT_TRUE_MSG(test, p->inside_when_preempted,
+			      "the preempter ran when the reader was not running");
+	KUNIT_EXPECT_GT_MSG(test, p->nivcsw_out, p->nivcsw_in,
+			    "the reader was never preempted");
+	KUNIT_EXPECT_TRUE_MSG(test, held_cbs,
+			      "a call_rcu_tasks() callback ran while a reader was preempted");
+	KUNIT_EXPECT_TRUE_MSG(test, held_sync,
+			      "synchronize_rcu_tasks() returned while a reader was preempted");
+	KUNIT_EXPECT_TRUE_MSG(test, held_running,
+			      "Tasks RCU ended its grace period before the resumed reader slept");
+	KUNIT_EXPECT_TRUE_MSG(test, p->released, "the reader ended by its bound, not released");
+}
+
 static struct kunit_case rcu_scheduler_cases[] = {
 	KUNIT_CASE(rcu_scheduler_irq_reader_in_unlock),
 	KUNIT_CASE(rcu_scheduler_lock_across_unlock),
 	KUNIT_CASE(rcu_scheduler_preempted_reader_blocks_gp),
 	KUNIT_CASE(rcu_scheduler_gp_kthread_drives),
 	KUNIT_CASE(rcu_scheduler_kthreads_under_load),
+	KUNIT_CASE(rcu_scheduler_tasks_wait_for_preempted),
 	{}
 };
 

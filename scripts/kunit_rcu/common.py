@@ -250,6 +250,25 @@ class Stage:
 		return False
 
 
+def patch_reasons(path: str) -> Dict[str, str]:
+	"""'<patch file name>: <reason>' lines of path ('#' starts a comment); {} without it."""
+	out: Dict[str, str] = {}
+	try:
+		with open(path) as f:
+			for lineno, line in enumerate(f, 1):
+				line = line.split('#', 1)[0].strip()
+				if not line:
+					continue
+				name, sep, reason = line.partition(':')
+				if not sep or not reason.strip():
+					raise UserError(f'{path} line {lineno}: write '
+							'"<patch file name>: <reason>"')
+				out[name.strip()] = reason.strip()
+	except FileNotFoundError:
+		pass
+	return out
+
+
 def log(msg: str) -> None:
 	print(f'kunit-rcu: {msg}', flush=True)
 

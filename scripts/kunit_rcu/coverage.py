@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 from . import attribution, gcovdump
-from .common import ARCHES, REPO, UserError, git, log, results_dir, tree_dir
+from .common import ARCHES, REPO, UserError, git, log, patch_reasons, results_dir, tree_dir
 from .prepare import series_patches
 
 KERNEL_ARG = 'gcov_console_dump'
@@ -227,21 +227,7 @@ def patch_rows(tree: str, counts: Dict[str, Counts], rev: Optional[str] = None) 
 
 def load_exceptions() -> Dict[str, str]:
 	"""coverage/exceptions: '<patch file name>: <reason>' lines exempt a patch from the gate."""
-	out: Dict[str, str] = {}
-	try:
-		with open(EXCEPTIONS) as f:
-			for lineno, line in enumerate(f, 1):
-				line = line.split('#', 1)[0].strip()
-				if not line:
-					continue
-				name, sep, reason = line.partition(':')
-				if not sep or not reason.strip():
-					raise UserError(f'{EXCEPTIONS} line {lineno}: write '
-							'"<patch file name>: <reason>"')
-				out[name.strip()] = reason.strip()
-	except FileNotFoundError:
-		pass
-	return out
+	return patch_reasons(EXCEPTIONS)
 
 
 def group_table(counts: Dict[str, Dict[str, Counts]]) -> List[dict]:

@@ -23,6 +23,11 @@ every such object equals the pristine one section by section (contents
 and relocations), except sections that record source line numbers
 (__bug_table, __dyndbg) and debug info.  The full test configuration at
 the top of the series is what make run builds.
+
+A fix to the kernel changes production code on purpose: patches/
+production-changes lists such patches, '<patch file name>: <reason>'.
+A listed patch must change at least one production object, and the
+patches after it are compared with the objects as it left them.
 """
 
 import os
@@ -30,10 +35,11 @@ import re
 import shutil
 import subprocess
 import time
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 from . import kbuild, kconfig_check, locks, prepare, series
-from .common import ARCHES, REPO, UserError, build_dir, check_arch, git, log, tree_dir, version_dir
+from .common import (ARCHES, REPO, UserError, build_dir, check_arch, git, log, patch_reasons,
+		     tree_dir, version_dir)
 
 # Off in the production configuration besides the series' own options.
 LINE_NUMBER_DEBUG = ('PROVE_LOCKING', 'DEBUG_ATOMIC_SLEEP', 'DEBUG_LOCK_ALLOC', 'LOCKDEP',
@@ -45,6 +51,8 @@ IGNORED_SECTIONS = re.compile(r'^(\.rela?)?(__bug_table|__dyndbg.*|\.debug_.*|\.
 SMALL_DIR = 20
 # An object a Makefile line names: "foo.o", or the foo.o of "GCOV_PROFILE_foo.o".
 _OBJ_NAMED = re.compile(r'(?:\b[A-Z][A-Z0-9_]*_)?([a-z0-9][\w-]*)\.o\b')
+# Patches that change production code on purpose (kernel fixes), with why.
+PRODUCTION_CHANGES = os.path.join(REPO, 'patches', 'production-changes')
 
 
 def worktree_dir() -> str:
@@ -134,6 +142,27 @@ def sections(objdump: str, obj: str) -> Dict[str, str]:
 	return out
 
 
+def declared_changes(patches: Sequence[str], path: str = PRODUCTION_CHANGES) -> Dict[str, str]:
+	"""The patches path declares as production changes; each must be in the series."""
+	declared = patch_reasons(path)
+	names = {os.path.basename(p) for p in patches}
+	for name in declared:
+		if name not in names:
+			raise UserError(f'{path} names {name}, which patches/series does not list: '
+					'correct the file name or remove the line')
+	return declared
+
+
+def snapshot(build: str, ref: str, objs: Sequence[str]) -> None:
+	"""Copies objs of build to ref, the objects later patches are compared with."""
+	shutil.rmtree(ref, ignore_errors=True)
+	for rel in objs:
+		src = os.path.join(build, rel)
+		if os.path.isfile(src):
+			os.makedirs(os.path.dirname(os.path.join(ref, rel)), exist_ok=True)
+			shutil.copy2(src, os.path.join(ref, rel))
+
+
 def compare(objdump: str, base: str, head: str, objs: Sequence[str]) -> List[str]:
 	"""What differs between the base and head builds' objects, one line per object."""
 	problems = []
@@ -176,8 +205,11 @@ def _configure(tree: str, arch: str, build: str, config: str) -> Optional[str]:
 	return None
 
 
-def run_arch(arch: str, results: str) -> Tuple[int, int]:
-	"""Builds and compares every step for arch; (passed, failed) checks."""
+def run_arch(arch: str, results: str, unchanged: Set[str]) -> Tuple[int, int]:
+	"""Builds and compares every step for arch; (passed, failed) checks.
+
+	Adds to unchanged each declared production change that changed nothing here.
+	"""
 	check_arch(arch)
 	test_config_path = os.path.join(build_dir(arch, 'default', False), '.config')
 	if not os.path.isfile(test_config_path):
@@ -186,6 +218,7 @@ def run_arch(arch: str, results: str) -> Tuple[int, int]:
 	with open(test_config_path) as f:
 		test_config = f.read()
 	patches = prepare.series_patches()
+	declared = declared_changes(patches)
 	with locks.tree():
 		src = tree_dir()
 		commits = git(src, 'rev-list', '--reverse', 'pristine..HEAD').split()[:len(patches)]
@@ -198,6 +231,7 @@ def run_arch(arch: str, results: str) -> Tuple[int, int]:
 	config = production_config(test_config, options)
 	base = os.path.join(path, f'.kunit-prod-{arch}-pristine')
 	head = os.path.join(path, f'.kunit-prod-{arch}-patched')
+	ref = os.path.join(path, f'.kunit-prod-{arch}-reference')
 	log_path = os.path.join(results, f'series-build-{arch}.log')
 	open(log_path, 'w').close()
 	objdump = _objdump(arch)
@@ -215,6 +249,7 @@ def run_arch(arch: str, results: str) -> Tuple[int, int]:
 					f'ARCH={arch} (log: {log_path}):\n{err}')
 		objs = objects(base, want)
 		log(f'[series-build] pristine: {len(objs)} objects in {time.monotonic() - start:.0f}s')
+		snapshot(base, ref, objs)
 		for patch, commit in zip(patches, commits):
 			name = os.path.basename(patch)
 			start = time.monotonic()
@@ -226,9 +261,22 @@ def run_arch(arch: str, results: str) -> Tuple[int, int]:
 				log(f'[series-build] FAIL {name}: does not build (ARCH={arch}, log: '
 				    f'{log_path}):\n{err}')
 				continue
-			problems = compare(objdump, base, head, objs)
+			problems = compare(objdump, ref, head, objs)
 			took = time.monotonic() - start
-			if problems:
+			if name in declared:
+				if problems:
+					passed += 1
+					snapshot(head, ref, objs)
+					log(f'[series-build] ok {name}: builds, changes production objects as '
+					    f'patches/production-changes declares ({took:.0f}s):\n' +
+					    '\n'.join('    ' + p for p in problems[:20]))
+				else:
+					passed += 1
+					unchanged.add(name)
+					log(f'[series-build] ok {name}: builds, {len(objs)} production objects '
+					    f'unchanged on ARCH={arch}, although patches/production-changes '
+					    f'declares a change ({took:.0f}s)')
+			elif problems:
 				failed += 1
 				log(f'[series-build] FAIL {name}: builds, but changes production objects '
 				    f'({took:.0f}s):\n' + '\n'.join('    ' + p for p in problems[:20]))
@@ -245,7 +293,21 @@ def main(arches: Sequence[str]) -> Tuple[int, int, int]:
 	os.makedirs(results, exist_ok=True)
 	prepare.prepare()
 	passed = failed = 0
+	unchanged: Dict[str, int] = {}
 	for arch in arches:
-		p, f = run_arch(arch, results)
+		here: Set[str] = set()
+		p, f = run_arch(arch, results, here)
 		passed, failed = passed + p, failed + f
+		for name in here:
+			unchanged[name] = unchanged.get(name, 0) + 1
+	for name, n in sorted(unchanged.items()):
+		if n < len(arches):
+			continue
+		if set(arches) != set(ARCHES):
+			log(f'[series-build] note: {name} changed no production object on '
+			    f'{" or ".join(arches)}; whether it changes any is checked with every arch')
+		else:
+			failed += 1
+			log(f'[series-build] FAIL {name}: patches/production-changes declares a production '
+			    f'change, but no production object changed on {" or ".join(arches)}')
 	return passed, failed, 0

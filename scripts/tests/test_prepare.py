@@ -206,7 +206,7 @@ class ProjectFilesTest(unittest.TestCase):
 				head = f.read()
 			# The kernel's prefixes; arm64 patches use "arm64: <area>:".
 			self.assertRegex(head, r'\nSubject: \[PATCH[^\]]*\] '
-					 r'(rcu|srcu|x86/traps|gcov|kunit(: tool)?|arm64: \w+): ', name)
+					 r'(rcu|rcu-tasks|srcu|x86/traps|gcov|kunit(: tool)?|arm64: \w+): ', name)
 
 
 if __name__ == '__main__':

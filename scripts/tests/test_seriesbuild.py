@@ -6,8 +6,10 @@ import shutil
 import subprocess
 import tempfile
 import unittest
+from unittest import mock
 
 from kunit_rcu import series, seriesbuild
+from kunit_rcu.common import UserError
 
 PATCH = """From 0 Mon Sep 17 00:00:00 2001
 Subject: [PATCH 1/2] rcu: test
@@ -129,6 +131,52 @@ class SeriesTest(unittest.TestCase):
 		os.unlink(os.path.join(head, 'a.o'))
 		self.assertEqual(seriesbuild.compare(objdump, base, head, ['a.o']),
 				 ['a.o: built at pristine, missing now'])
+
+	def test_declared_changes_must_name_series_patches(self):
+		path = os.path.join(self.tmp, 'production-changes')
+		with open(path, 'w') as f:
+			f.write('# comment\n0009-fix.patch: fixes a deadlock\n')
+		self.assertEqual(seriesbuild.declared_changes(['/p/0008-a.patch', '/p/0009-fix.patch'], path),
+				 {'0009-fix.patch': 'fixes a deadlock'})
+		with self.assertRaisesRegex(UserError, r'names 0009-fix\.patch, which patches/series '
+					    r'does not list'):
+			seriesbuild.declared_changes(['/p/0008-a.patch'], path)
+		with open(path, 'w') as f:
+			f.write('0009-fix.patch\n')
+		with self.assertRaisesRegex(UserError, r'line 1: write "<patch file name>: <reason>"'):
+			seriesbuild.declared_changes(['/p/0009-fix.patch'], path)
+		self.assertEqual(seriesbuild.declared_changes([], os.path.join(self.tmp, 'none')), {})
+
+	def test_snapshot_copies_the_objects_compared_later(self):
+		build = os.path.join(self.tmp, 'build')
+		ref = os.path.join(self.tmp, 'ref')
+		os.makedirs(os.path.join(build, 'kernel', 'rcu'))
+		for rel, text in (('kernel/rcu/tree.o', 'new'), ('kernel/rcu/other.o', 'x')):
+			with open(os.path.join(build, rel), 'w') as f:
+				f.write(text)
+		os.makedirs(os.path.join(ref, 'stale'))
+		seriesbuild.snapshot(build, ref, ['kernel/rcu/tree.o', 'kernel/rcu/gone.o'])
+		self.assertEqual(sorted(os.listdir(os.path.join(ref, 'kernel', 'rcu'))), ['tree.o'])
+		self.assertFalse(os.path.exists(os.path.join(ref, 'stale')))
+		with open(os.path.join(ref, 'kernel', 'rcu', 'tree.o')) as f:
+			self.assertEqual(f.read(), 'new')
+
+	def test_a_declared_change_must_change_something_on_some_arch(self):
+		def fake_run(changes_on):
+			def run_arch(arch, results, unchanged):
+				if arch not in changes_on:
+					unchanged.add('0009-fix.patch')
+				return 1, 0
+			return run_arch
+		both = sorted(seriesbuild.ARCHES)
+		with mock.patch.object(seriesbuild.prepare, 'prepare'), \
+		     mock.patch.object(seriesbuild, 'REPO', self.tmp):
+			with mock.patch.object(seriesbuild, 'run_arch', fake_run({'x86_64'})):
+				self.assertEqual(seriesbuild.main(both), (2, 0, 0))
+			with mock.patch.object(seriesbuild, 'run_arch', fake_run(set())):
+				self.assertEqual(seriesbuild.main(both), (2, 1, 0))
+				# one arch alone cannot tell
+				self.assertEqual(seriesbuild.main(['arm64']), (1, 0, 0))
 
 
 if __name__ == '__main__':
