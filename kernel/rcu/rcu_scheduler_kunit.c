@@ -236,6 +236,38 @@ static void rcu_scheduler_preempter(void *arg)
 }
 
 /*
+ * Starts @reader on @cpu and, once it runs, rcu_scheduler_preempter() on
+ * the same CPU.  False, with the case failed and both released, if either
+ * did not run within KUNIT_RCU_PROMPT_MS.
+ */
+static bool rcu_scheduler_preempt(struct kunit *test, int cpu, void (*reader)(void *arg),
+				  struct rcu_scheduler_preempted *p,
+				  struct kunit_rcu_work **rw, struct kunit_rcu_work **pw)
+{
+	*rw = kunit_rcu_start_on_cpu(test, cpu, reader, p, false);
+	if (!*rw)
+		return false;
+	if (!kunit_rcu_wait_flag(&p->in_reader, KUNIT_RCU_PROMPT_MS)) {
+		atomic_set(&p->release, 1);
+		kunit_rcu_finish(test, *rw, KUNIT_RCU_GP_TIMEOUT_MS);
+		KUNIT_FAIL(test, "the reader did not begin within %d ms", KUNIT_RCU_PROMPT_MS);
+		return false;
+	}
+	*pw = kunit_rcu_start_on_cpu(test, cpu, rcu_scheduler_preempter, p, false);
+	if (!*pw || !kunit_rcu_wait_flag(&p->preempting, KUNIT_RCU_PROMPT_MS)) {
+		atomic_set(&p->release_cpu, 1);
+		atomic_set(&p->release, 1);
+		if (*pw)
+			kunit_rcu_finish(test, *pw, KUNIT_RCU_GP_TIMEOUT_MS);
+		kunit_rcu_finish(test, *rw, KUNIT_RCU_GP_TIMEOUT_MS);
+		KUNIT_FAIL(test, "the preempter did not run on CPU %d within %d ms", cpu,
+			   KUNIT_RCU_PROMPT_MS);
+		return false;
+	}
+	return true;
+}
+
+/*
  * Covers: PERF-5
  * May skip: nopreempt
  *
@@ -260,25 +292,8 @@ static void rcu_scheduler_preempted_reader_blocks_gp(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, p);
 	if (!IS_ENABLED(CONFIG_PREEMPT_RCU))
 		kunit_skip(test, "PREEMPT_RCU=n: a reader cannot be preempted");
-	rw = kunit_rcu_start_on_cpu(test, cpu, rcu_scheduler_preempted_reader, p, false);
-	KUNIT_ASSERT_NOT_NULL(test, rw);
-	if (!kunit_rcu_wait_flag(&p->in_reader, KUNIT_RCU_PROMPT_MS)) {
-		atomic_set(&p->release, 1);
-		kunit_rcu_finish(test, rw, KUNIT_RCU_GP_TIMEOUT_MS);
-		KUNIT_FAIL(test, "the reader did not begin within %d ms", KUNIT_RCU_PROMPT_MS);
+	if (!rcu_scheduler_preempt(test, cpu, rcu_scheduler_preempted_reader, p, &rw, &pw))
 		return;
-	}
-	pw = kunit_rcu_start_on_cpu(test, cpu, rcu_scheduler_preempter, p, false);
-	if (!pw || !kunit_rcu_wait_flag(&p->preempting, KUNIT_RCU_PROMPT_MS)) {
-		atomic_set(&p->release_cpu, 1);
-		atomic_set(&p->release, 1);
-		if (pw)
-			kunit_rcu_finish(test, pw, KUNIT_RCU_GP_TIMEOUT_MS);
-		kunit_rcu_finish(test, rw, KUNIT_RCU_GP_TIMEOUT_MS);
-		KUNIT_FAIL(test, "the preempter did not run on CPU %d within %d ms", cpu,
-			   KUNIT_RCU_PROMPT_MS);
-		return;
-	}
 
 	rcu_unexpedite_gp();
 	start_poll_synchronize_rcu_full(&norm);
@@ -583,25 +598,8 @@ static void rcu_scheduler_tasks_wait_for_preempted(struct kunit *test)
 	if (!IS_ENABLED(CONFIG_TASKS_RCU) || !IS_ENABLED(CONFIG_PREEMPTION))
 		kunit_skip(test, "needs TASKS_RCU and PREEMPTION (a preempted kernel task)");
 	memset(&rcu_scheduler_tasks, 0, sizeof(rcu_scheduler_tasks));
-	rw = kunit_rcu_start_on_cpu(test, cpu, rcu_scheduler_tasks_reader, p, false);
-	KUNIT_ASSERT_NOT_NULL(test, rw);
-	if (!kunit_rcu_wait_flag(&p->in_reader, KUNIT_RCU_PROMPT_MS)) {
-		atomic_set(&p->release, 1);
-		kunit_rcu_finish(test, rw, KUNIT_RCU_GP_TIMEOUT_MS);
-		KUNIT_FAIL(test, "the reader did not begin within %d ms", KUNIT_RCU_PROMPT_MS);
+	if (!rcu_scheduler_preempt(test, cpu, rcu_scheduler_tasks_reader, p, &rw, &pw))
 		return;
-	}
-	pw = kunit_rcu_start_on_cpu(test, cpu, rcu_scheduler_preempter, p, false);
-	if (!pw || !kunit_rcu_wait_flag(&p->preempting, KUNIT_RCU_PROMPT_MS)) {
-		atomic_set(&p->release_cpu, 1);
-		atomic_set(&p->release, 1);
-		if (pw)
-			kunit_rcu_finish(test, pw, KUNIT_RCU_GP_TIMEOUT_MS);
-		kunit_rcu_finish(test, rw, KUNIT_RCU_GP_TIMEOUT_MS);
-		KUNIT_FAIL(test, "the preempter did not run on CPU %d within %d ms", cpu,
-			   KUNIT_RCU_PROMPT_MS);
-		return;
-	}
 
 	for (i = 0; i < RCU_SCHEDULER_TASKS_CBS; i++)
 		call_rcu_tasks(&rcu_scheduler_tasks.rh[i], rcu_scheduler_tasks_cb);
