@@ -507,6 +507,13 @@ static struct {
 	int at;
 } eb_midboot;
 
+static bool eb_kthread_asleep(void *kthread)
+{
+	struct task_struct *t = READ_ONCE(*(struct task_struct **)kthread);
+
+	return t && !task_is_running(t);
+}
+
 /**
  * rcu_boot_kunit_tasks_midboot() - hold open the Tasks RCU mid-boot window
  * @kthread: the flavor's ->kthread_ptr, NULL until its kthread runs
@@ -518,24 +525,12 @@ static struct {
  */
 void rcu_boot_kunit_tasks_midboot(struct task_struct **kthread)
 {
-	unsigned long end = jiffies + msecs_to_jiffies(EB_MIDBOOT_MS);
-	struct task_struct *t;
-
 	if (eb_midboot.reached)
 		return;
 	eb_midboot.reached = true;
 	eb_midboot.sched = rcu_scheduler_active;
 	eb_midboot.started_before = READ_ONCE(*kthread);
-	for (;;) {
-		t = READ_ONCE(*kthread);
-		if (t && !task_is_running(t)) {
-			eb_midboot.asleep = true;
-			break;
-		}
-		if (!time_before(jiffies, end))
-			break;
-		schedule_timeout_idle(1);
-	}
+	eb_midboot.asleep = kunit_rcu_wait_until(eb_kthread_asleep, kthread, EB_MIDBOOT_MS);
 	eb_midboot.at = eb_event();
 }
 

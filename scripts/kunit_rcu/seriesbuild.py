@@ -26,7 +26,7 @@ the top of the series is what make run builds.
 
 A fix to the kernel changes production code on purpose: patches/
 production-changes lists such patches, '<patch file name>: <reason>'.
-A listed patch must change at least one production object, and the
+A listed patch must change a production object on at least one arch, and the
 patches after it are compared with the objects as it left them.
 """
 
