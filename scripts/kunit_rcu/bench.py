@@ -13,7 +13,9 @@ then coverage.collect's decode on that console (gcovdump, gcov, lcov
 files) and the per-patch report on the last make run results.
 
 make bench runs both.  A benchmark, not a timed test: it prints the
-figures and ratios and exits 0 unless a run itself fails.
+figures and ratios and exits 0 unless a run itself fails.  The figures
+also go to results/bench-<arch>-<config>/kcidb.json as KernelCI DONE
+tests (kunit_rcu.bench.*, each with its number).
 """
 
 import os
@@ -23,8 +25,9 @@ import tempfile
 import time
 from typing import List
 
-from . import coverage, kbuild, locks, prepare
-from .common import REPO, UserError, build_dir, load_config, log, tree_dir
+from . import coverage, kbuild, kcidb, locks, packages, prepare
+from .common import REPO, UserError, build_dir, load_config, log, results_dir, tree_dir
+from .kcidb import Figure
 
 TEST_FILE = 'kernel/rcu/rcu_kunit.c'
 
@@ -60,15 +63,34 @@ def main(args) -> int:
 	arch, config = args.arch.split()[0], args.config
 	cfg = load_config(config)
 	cfg.check_arch(arch)
-	prepare.prepare()
+	meta = {'arch': arch, 'config': config, 'debian_version': packages.installed_version(),
+		'started': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()),
+		'tree_commit': prepare.prepare()}
+	figures: List[Figure] = []
 	if 'loop' in what:
-		loop(arch, config, cfg)
+		figures += loop(arch, config, cfg)
 	if 'coverage' in what:
-		coverage_cost(arch, cfg)
+		figures += coverage_cost(arch, cfg)
+	log('figures: ' + write_figures(figures, meta))
 	return 0
 
 
-def coverage_cost(arch: str, cfg) -> None:
+def figures_dir(arch: str, config: str) -> str:
+	"""results/bench-<arch>-<config>: make run, which bench runs, owns results/<arch>-<config>."""
+	return os.path.join(os.path.dirname(results_dir(arch, config, False)),
+			    f'bench-{arch}-{config}')
+
+
+def write_figures(figures: List[Figure], meta: dict) -> str:
+	"""The figures as KernelCI data in figures_dir(); returns the file's path."""
+	outdir = figures_dir(meta['arch'], meta['config'])
+	os.makedirs(outdir, exist_ok=True)
+	path = os.path.join(outdir, kcidb.FILE)
+	kcidb.write(path, kcidb.from_figures(figures, meta))
+	return path
+
+
+def coverage_cost(arch: str, cfg) -> List[Figure]:
 	tree = tree_dir()
 	jobs = '--jobs=' + str(os.cpu_count() or 2)
 	sides = {}
@@ -114,9 +136,18 @@ def coverage_cost(arch: str, cfg) -> None:
 	print(f'  decode (gcovdump + gcov + lcov files) {status["seconds"]:.1f}; per-patch report '
 	      f'and HTML for {"+".join(arches) or "no arch (no make run results)"} {report:.1f} '
 	      '(target: decode + report < 10 per arch)')
+	return [Figure('coverage.build_run.coverage', sides['coverage'], 's',
+		       'kunit.py run, gcov options and console dump on, cold'),
+		Figure('coverage.build_run.plain', sides['plain'], 's',
+		       'kunit.py run, gcov options off, cold'),
+		Figure('coverage.build_run.ratio', sides['coverage'] / sides['plain'], '',
+		       'coverage / plain (target <= 1.25)'),
+		Figure('coverage.decode', status['seconds'], 's', 'gcovdump + gcov + lcov files'),
+		Figure('coverage.report', report, 's',
+		       f'per-patch report and HTML for {"+".join(arches) or "no arch"}')]
 
 
-def loop(arch: str, config: str, cfg) -> None:
+def loop(arch: str, config: str, cfg) -> List[Figure]:
 	tree = tree_dir()
 	# In the tree like make run's build dirs (git ignores .kunit*), so
 	# both sides see the same relative paths.
@@ -158,3 +189,11 @@ def loop(arch: str, config: str, cfg) -> None:
 	      f'ratio {ours_cold / bare_cold:.2f} (target <= 1.15)')
 	print(f'  warm: make run {ours_warm:.1f}  bare kunit.py run {bare_warm:.1f}  '
 	      f'ratio {ours_warm / bare_warm:.2f} (target <= 1.50)')
+	return [Figure('loop.cold.make_run', ours_cold, 's', 'make run, empty build dir and ccache'),
+		Figure('loop.cold.bare_kunit_run', bare_cold, 's', 'kunit.py run, empty build dir'),
+		Figure('loop.cold.ratio', ours_cold / bare_cold, '',
+		       'make run / kunit.py (target <= 1.15)'),
+		Figure('loop.warm.make_run', ours_warm, 's', 'make run after one test file edit'),
+		Figure('loop.warm.bare_kunit_run', bare_warm, 's', 'kunit.py run after the same edit'),
+		Figure('loop.warm.ratio', ours_warm / bare_warm, '',
+		       'make run / kunit.py (target <= 1.50)')]

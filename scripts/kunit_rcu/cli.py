@@ -8,6 +8,7 @@ import sys
 import tempfile
 import time
 import unittest
+from dataclasses import dataclass
 from typing import List, Optional, Sequence, TextIO, Tuple
 
 from . import coverage, kbuild, kconfig_check, locks, matrix, mutants, packages, prepare, run, series
@@ -25,15 +26,43 @@ def _split(value: str) -> List[str]:
 	return [v for v in (value or '').split() if v]
 
 
-def _closing(passed: int, failed: int, skipped: int) -> str:
-	return f'{passed} passed, {failed} failed, {skipped} skipped'
+@dataclass(frozen=True)
+class Counts:
+	"""What a step passed, failed and skipped; the steps' modules return (p, f, s) tuples."""
+	passed: int = 0
+	failed: int = 0
+	skipped: int = 0
+
+	@classmethod
+	def of(cls, counts: Sequence[int]) -> 'Counts':
+		"""From a (passed, failed, skipped) tuple."""
+		passed, failed, skipped = counts
+		return cls(passed, failed, skipped)
+
+	def __add__(self, other: 'Counts') -> 'Counts':
+		return Counts(self.passed + other.passed, self.failed + other.failed,
+			      self.skipped + other.skipped)
+
+	def any(self) -> bool:
+		return bool(self.passed or self.failed or self.skipped)
+
+	def closing(self) -> str:
+		"""The closing line CI reads: 'N passed, N failed, N skipped'."""
+		return f'{self.passed} passed, {self.failed} failed, {self.skipped} skipped'
 
 
-def run_counts(out: run.RunOutcome) -> Tuple[int, int, int]:
+def run_counts(out: run.RunOutcome) -> Counts:
 	"""KUnit cases, plus one check for the run as a whole (splats, truncation, hang)."""
 	c = out.counts
-	return (c['passed'] + int(out.integrity_ok), c['failed'] + int(not out.integrity_ok),
-		c['skipped'])
+	return Counts(c['passed'] + int(out.integrity_ok), c['failed'] + int(not out.integrity_ok),
+		      c['skipped'])
+
+
+def _closed(counts: Sequence[int]) -> int:
+	"""Prints a module's (passed, failed, skipped) as the closing line; the exit code."""
+	total = Counts.of(counts)
+	print(total.closing())
+	return 0 if total.failed == 0 else 1
 
 
 def run_failures(out: run.RunOutcome) -> List[str]:
@@ -76,17 +105,16 @@ def _label(arch: str, config: str) -> str:
 
 
 def cmd_run(args) -> int:
-	total = [0, 0, 0]
+	total = Counts()
 	ok = True
 	cfg = load_config(args.config)
 	for arch in _split(args.arch):
 		cfg.check_arch(arch)  # every ARCH before the first build
 	for arch in _split(args.arch):
 		out = run.run(arch, args.config, _split(args.extra), args.timeout)
-		for i, n in enumerate(run_counts(out)):
-			total[i] += n
+		total += run_counts(out)
 		ok &= out.ok
-	print(_closing(*total))
+	print(total.closing())
 	return 0 if ok else 1
 
 
@@ -158,7 +186,7 @@ def run_quietly(suite: unittest.TestSuite, stream: TextIO) -> unittest.TestResul
 	return runner.run(suite)
 
 
-def selftest() -> Tuple[int, int, int]:
+def selftest() -> Counts:
 	"""Unit tests of the tooling itself (scripts/tests); quiet unless a test fails."""
 	suite = unittest.defaultTestLoader.discover(os.path.join(REPO, 'scripts', 'tests'),
 						     top_level_dir=os.path.join(REPO, 'scripts'))
@@ -168,24 +196,26 @@ def selftest() -> Tuple[int, int, int]:
 		result = run_quietly(suite, stream)
 	failed = len(result.failures) + len(result.errors) + len(result.unexpectedSuccesses)
 	skipped = len(result.skipped)
-	return result.testsRun - failed - skipped, failed, skipped
+	return Counts(result.testsRun - failed - skipped, failed, skipped)
 
 
 def cmd_selftest(args) -> int:
-	p, f, s = selftest()
-	print(_closing(p, f, s))
-	return 0 if f == 0 else 1
+	counts = selftest()
+	print(counts.closing())
+	return 0 if counts.failed == 0 else 1
 
 
 def cmd_check(args) -> int:
 	start = time.monotonic()
-	total = [0, 0, 0]
+	total = Counts()
 	lines = []
 
-	def add(name: str, counts: Sequence[int], failures: Sequence[str] = ()) -> None:
-		for i, n in enumerate(counts):
-			total[i] += n
-		lines.append(f'  {name:<36} {_closing(*counts)}')
+	def add(name: str, counts: Sequence[int] | Counts, failures: Sequence[str] = ()) -> None:
+		"""A summary row; counts: a Counts or a module's (passed, failed, skipped)."""
+		nonlocal total
+		row = counts if isinstance(counts, Counts) else Counts.of(counts)
+		total += row
+		lines.append(f'  {name:<36} {row.closing()}')
 		lines.extend(failure_lines(failures))
 
 	log('[check] tooling unit tests')
@@ -214,52 +244,46 @@ def cmd_check(args) -> int:
 						      not_killed=not_killed), not_killed)
 		for name in sorted({c for _, c in runs if c != args.config}):
 			not_killed = []
-			counts = mutants.run_all(name, min(args.timeout, mutants.TIMEOUT),
-						 not_killed=not_killed)
-			if any(counts):
+			counts = Counts.of(mutants.run_all(name, min(args.timeout, mutants.TIMEOUT),
+							   not_killed=not_killed))
+			if counts.any():
 				add(f'mutants CONFIG={name}', counts, not_killed)
 	log(f'[check] summary ({time.monotonic() - start:.0f}s):')
 	print('\n'.join(lines))
-	print(_closing(*total))
-	return 0 if total[1] == 0 else 1
+	print(total.closing())
+	return 0 if total.failed == 0 else 1
 
 
 def cmd_check_configs(args) -> int:
 	"""make check-configs: every configs/*.config on every arch it applies to."""
 	runs = [(arch, name) for name in config_names() for arch in load_config(name).arches]
-	total = [0, 0, 0]
+	total = Counts()
 	lines = []
 	for arch, config in runs:
 		log(f'[check-configs] make run ARCH={arch} CONFIG={config}')
 		counts = run_counts(run.run(arch, config, [], args.timeout))
-		for i, n in enumerate(counts):
-			total[i] += n
-		lines.append(f'  {f"ARCH={arch} CONFIG={config}":<36} {_closing(*counts)}')
+		total += counts
+		lines.append(f'  {f"ARCH={arch} CONFIG={config}":<36} {counts.closing()}')
 	for name in config_names():
 		if name != 'default' and any(mutants.mutant_config(p) == name
 					     for p in mutants.mutant_files()):
 			log(f'[check-configs] mutants of CONFIG={name}')
-			counts = mutants.run_all(name, min(args.timeout, mutants.TIMEOUT))
-			for i, n in enumerate(counts):
-				total[i] += n
-			lines.append(f'  {f"mutants CONFIG={name}":<36} {_closing(*counts)}')
+			counts = Counts.of(mutants.run_all(name, min(args.timeout, mutants.TIMEOUT)))
+			total += counts
+			lines.append(f'  {f"mutants CONFIG={name}":<36} {counts.closing()}')
 	log('[check-configs] summary:')
 	print('\n'.join(lines))
-	print(_closing(*total))
-	return 0 if total[1] == 0 else 1
+	print(total.closing())
+	return 0 if total.failed == 0 else 1
 
 
 def cmd_kconfig_check(args) -> int:
 	"""make kconfig-check: CFG-1 on the .config files of make check's builds, as they are."""
-	p, f, s = kconfig_check.check_builds(check_runs(args.arch, args.config))
-	print(_closing(p, f, s))
-	return 0 if f == 0 else 1
+	return _closed(kconfig_check.check_builds(check_runs(args.arch, args.config)))
 
 
 def cmd_mutants(args) -> int:
-	p, f, s = mutants.run_all(args.config, args.timeout, _split(args.only))
-	print(_closing(p, f, s))
-	return 0 if f == 0 else 1
+	return _closed(mutants.run_all(args.config, args.timeout, _split(args.only)))
 
 
 def cmd_series(args) -> int:
@@ -278,9 +302,7 @@ def cmd_series_build(args) -> int:
 	arches = args.arch.split()
 	for arch in arches:
 		check_arch(arch)
-	p, f, s = seriesbuild.main(arches)
-	print(_closing(p, f, s))
-	return 0 if f == 0 else 1
+	return _closed(seriesbuild.main(arches))
 
 
 def cmd_matrix(args) -> int:

@@ -7,6 +7,7 @@ result line) so that the verdict can call the output truncated.
 
 import re
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Dict, List, Optional
 
 _TIMESTAMP = re.compile(r'^\[\s*\d+\.\d+\]\s?')
@@ -15,14 +16,28 @@ _PLAN = re.compile(r'^(\s*)1\.\.(\d+)\s*$')
 _SUBTEST = re.compile(r'^(\s*)# Subtest: (\S+)')
 _RESULT = re.compile(r'^(\s*)(ok|not ok) (\d+)(?: -)? ?([^#]*?)\s*(?:#\s*(SKIP|TODO)\b\s*(.*))?$')
 
-PASSED, FAILED, SKIPPED, MISSING = 'passed', 'failed', 'skipped', 'missing'
+
+class Status(StrEnum):
+	"""A case's or suite's outcome.
+
+	A StrEnum: each member is its value as a str (Status.PASSED == 'passed',
+	f'{Status.PASSED}' == 'passed'), so results.json keeps these strings.
+	"""
+	PASSED = 'passed'
+	FAILED = 'failed'
+	SKIPPED = 'skipped'
+	MISSING = 'missing'  # never reported: crash, hang or truncated output
+
+
+# The names the rest of the tooling uses.
+PASSED, FAILED, SKIPPED, MISSING = Status.PASSED, Status.FAILED, Status.SKIPPED, Status.MISSING
 
 
 @dataclass
 class Result:
 	"""One KTAP result line and the tests nested under it."""
 	name: str
-	status: str
+	status: Status
 	number: int
 	line: int  # index in Log.lines
 	reason: str = ''

@@ -1,13 +1,14 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Writes a run's results (JSON, JUnit XML, KTAP, console) and prints its table."""
+"""Writes a run's results (JSON, JUnit XML, KCIDB JSON, KTAP, console) and prints its table."""
 
 import json
 import os
+import re
+import xml.etree.ElementTree as ET
 from typing import Dict, List
-from xml.sax.saxutils import escape, quoteattr
 
-from . import ktap
-from .verdict import Verdict
+from . import kcidb, ktap
+from .verdict import CaseResult, Verdict
 
 
 def summary(v: Verdict) -> Dict[str, int]:
@@ -28,45 +29,62 @@ def to_json(v: Verdict, meta: dict) -> dict:
 		    other_suites=v.unexpected_suites)
 
 
+# Characters XML 1.0 cannot hold, escaped or not (a console can print any byte).
+_NOT_XML = re.compile('[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]')
+
+
+def xml_text(text: str) -> str:
+	"""text with the characters XML cannot hold replaced by U+FFFD; ElementTree escapes the rest."""
+	return _NOT_XML.sub('\ufffd', text)
+
+
+def _sub(parent: ET.Element, tag: str, text: str = '', **attrib: str) -> ET.Element:
+	"""A child of parent; text and attribute values made fit for XML."""
+	el = ET.SubElement(parent, tag, {k: xml_text(v) for k, v in attrib.items()})
+	if text:
+		el.text = xml_text(text)
+	return el
+
+
+def _junit_case(parent: ET.Element, c: CaseResult) -> None:
+	case = _sub(parent, 'testcase', classname=c.suite, name=c.case)
+	if c.requirements:
+		props = _sub(case, 'properties')
+		for r in c.requirements:
+			_sub(props, 'property', name='requirement', value=r)
+	if c.status == ktap.FAILED:
+		_sub(case, 'failure', '\n'.join(c.log), message='failed')
+	elif c.status == ktap.MISSING:
+		_sub(case, 'failure', message='did not report (crash, hang or truncated output)')
+	elif c.status == ktap.SKIPPED:
+		_sub(case, 'skipped', message=c.reason)
+
+
 def to_junit(v: Verdict, meta: dict) -> str:
-	name = f"kunit-rcu.{meta['arch']}.{meta['config']}"
+	"""JUnit XML: a testsuite per KUnit suite, then suite "run" with case "verdict" for the run."""
 	counts = summary(v)
-	bad = [s for s in v.splats if not s.expected]
-	out = ['<?xml version="1.0" encoding="UTF-8"?>',
-	       f'<testsuites name={quoteattr(name)} tests="{len(v.cases) + 1}" '
-	       f'failures="{counts["failed"] + (0 if v.passed else 1)}">']
-	suites: Dict[str, List] = {}
+	root = ET.Element('testsuites')
+	root.set('name', xml_text(f"kunit-rcu.{meta['arch']}.{meta['config']}"))
+	root.set('tests', str(len(v.cases) + 1))
+	root.set('failures', str(counts['failed'] + (0 if v.passed else 1)))
+	suites: Dict[str, List[CaseResult]] = {}
 	for c in v.cases:
 		suites.setdefault(c.suite, []).append(c)
-	for suite, cases in suites.items():
+	for name, cases in suites.items():
 		fails = sum(1 for c in cases if c.status in (ktap.FAILED, ktap.MISSING))
 		skips = sum(1 for c in cases if c.status == ktap.SKIPPED)
-		out.append(f'  <testsuite name={quoteattr(suite)} tests="{len(cases)}" '
-			   f'failures="{fails}" skipped="{skips}">')
+		suite = _sub(root, 'testsuite', name=name, tests=str(len(cases)), failures=str(fails),
+			     skipped=str(skips))
 		for c in cases:
-			props = ''.join(f'<property name="requirement" value={quoteattr(r)}/>'
-					for r in c.requirements)
-			out.append(f'    <testcase classname={quoteattr(suite)} name={quoteattr(c.case)}>')
-			if props:
-				out.append(f'      <properties>{props}</properties>')
-			if c.status == ktap.FAILED:
-				out.append(f'      <failure message="failed">{escape(chr(10).join(c.log))}</failure>')
-			elif c.status == ktap.MISSING:
-				out.append('      <failure message="did not report (crash, hang or truncated output)"/>')
-			elif c.status == ktap.SKIPPED:
-				out.append(f'      <skipped message={quoteattr(c.reason)}/>')
-			out.append('    </testcase>')
-		out.append('  </testsuite>')
+			_junit_case(suite, c)
 	# The run as a whole: splats, truncation, hangs.
-	out.append('  <testsuite name="run" tests="1">')
-	out.append('    <testcase classname="run" name="verdict">')
+	run = _sub(_sub(root, 'testsuite', name='run', tests='1'), 'testcase', classname='run',
+		   name='verdict')
 	if not v.passed:
-		text = '\n'.join(v.reasons + [''] + [s.text for s in bad])
-		out.append(f'      <failure message="run failed">{escape(text)}</failure>')
-	out.append('    </testcase>')
-	out.append('  </testsuite>')
-	out.append('</testsuites>')
-	return '\n'.join(out) + '\n'
+		bad = [s.text for s in v.splats if not s.expected]
+		_sub(run, 'failure', '\n'.join(v.reasons + [''] + bad), message='run failed')
+	ET.indent(root, space='  ')
+	return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding='unicode') + '\n'
 
 
 def write(outdir: str, v: Verdict, meta: dict, console: str) -> None:
@@ -76,6 +94,7 @@ def write(outdir: str, v: Verdict, meta: dict, console: str) -> None:
 		f.write('\n')
 	with open(os.path.join(outdir, 'junit.xml'), 'w') as f:
 		f.write(to_junit(v, meta))
+	kcidb.write(os.path.join(outdir, kcidb.FILE), kcidb.from_verdict(v, meta))
 	with open(os.path.join(outdir, 'ktap.txt'), 'w') as f:
 		f.write('\n'.join(v.ktap_lines) + '\n')
 	with open(os.path.join(outdir, 'console.log'), 'w') as f:

@@ -115,7 +115,8 @@ def _run(arch: str, cfg: Config, extra: List[str], timeout: int, install: bool) 
 		       for r in v.reasons):
 			log('console tail:')
 			print('\n'.join('    | ' + l for l in v.tail))
-	log(f'results: {outdir} (results.json, junit.xml, ktap.txt, console.log, build.log)')
+	log(f'results: {outdir} (results.json, junit.xml, kcidb.json, ktap.txt, console.log, '
+	    'build.log)')
 	verdict_word = 'PASS' if v.passed else 'FAIL'
 	log(f'{verdict_word} ARCH={arch} CONFIG={config}: ' +
 	    ', '.join(f'{n} {k}' for k, n in counts.items()) +

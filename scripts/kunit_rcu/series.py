@@ -2,7 +2,9 @@
 """make series: the whole change as git format-patch files, and its checks.
 
 The exported series must git am onto pristine 6.1 and give exactly the
-prepared tree, and every patch in it must pass checkpatch --strict.
+prepared tree, every patch in it must pass checkpatch --strict, and the
+kernel-doc of every C file the overlay adds must parse cleanly
+(scripts/kernel-doc -none).
 """
 
 import fnmatch
@@ -13,7 +15,7 @@ import tempfile
 from typing import List, Tuple
 
 from .common import apply_dir, git, log, run, tree_dir
-from .prepare import ensure_worktree, reset_worktree, apply_patches, series_patches
+from .prepare import ensure_worktree, reset_worktree, apply_patches, overlay_files, series_patches
 
 
 def export(outdir: str) -> List[str]:
@@ -89,6 +91,14 @@ def checkpatch(patch: str, overlay: bool = False) -> Tuple[bool, str]:
 	return proc.returncode == 0 and not problems, '\n'.join(problems[:20])
 
 
+def kerneldoc() -> Tuple[bool, str]:
+	"""scripts/kernel-doc -none on the overlay's .c and .h files, in the prepared tree."""
+	files = [f for f in overlay_files() if f.endswith(('.c', '.h'))]
+	proc = run(['perl', 'scripts/kernel-doc', '-none', *files], cwd=tree_dir(), check=False)
+	problems = [l for l in proc.stdout.splitlines() if l.strip()]
+	return proc.returncode == 0 and not problems, '\n'.join(problems[:20])
+
+
 def _has_overlay() -> bool:
 	return len(git(tree_dir(), 'rev-list', 'pristine..HEAD').split()) > len(series_patches())
 
@@ -108,4 +118,9 @@ def check() -> Tuple[int, int, int]:
 			if not ok:
 				print('\n'.join('    ' + l for l in why.splitlines()))
 			passed, failed = (passed + 1, failed) if ok else (passed, failed + 1)
+	ok, why = kerneldoc()
+	log(f'[series] kernel-doc -none on the overlay: {"clean" if ok else "FAILED"}')
+	if not ok:
+		print('\n'.join('    ' + l for l in why.splitlines()))
+	passed, failed = (passed + 1, failed) if ok else (passed, failed + 1)
 	return passed, failed, 0

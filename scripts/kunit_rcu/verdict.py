@@ -23,7 +23,7 @@ TAIL_LINES = 40
 class CaseResult:
 	suite: str
 	case: str
-	status: str
+	status: ktap.Status
 	requirements: List[str] = field(default_factory=list)
 	log: List[str] = field(default_factory=list)
 	reason: str = ''
@@ -43,8 +43,12 @@ class Verdict:
 	unexpected_suites: List[str]
 	ktap_lines: List[str]
 	tail: List[str]
+	# The guest ran the tests to the end: KTAP started and is complete, the
+	# guest shut down, in time.  False: cases that did not report are MISSING
+	# because of the run (crash, hang, truncation), not of themselves.
+	finished: bool = True
 
-	def count(self, status: str) -> int:
+	def count(self, status: ktap.Status) -> int:
 		return sum(1 for c in self.cases if c.status == status)
 
 	def failed_cases(self) -> List[str]:
@@ -123,12 +127,13 @@ def judge(console: str, expected: List[Suite], timed_out: bool = False,
 	log = ktap.parse(console)
 	reasons: List[str] = []
 	tail = log.lines[-TAIL_LINES:]
+	shut_down = any(_FINISHED.search(l) for l in log.lines)
 	if timed_out:
 		reasons.append(f'the guest did not finish within {timeout} s (hang?); '
 			       'raise TIMEOUT=<seconds> only if it was merely slow')
 	if not log.started:
 		reasons.append('no KTAP output: the kernel crashed or hung before the tests ran')
-	elif not any(_FINISHED.search(l) for l in log.lines) and not timed_out:
+	elif not shut_down and not timed_out:
 		reasons.append('the guest stopped without shutting down after the tests '
 			       '(crash or truncated console)')
 	reasons += ['truncated KTAP: ' + p for p in log.problems]
@@ -200,4 +205,5 @@ def judge(console: str, expected: List[Suite], timed_out: bool = False,
 		reasons.append(f'{len(bad)} kernel splat(s) during the run, a failure even if every '
 			       'case passed: ' + splat_summary(bad, console_path))
 	return Verdict(passed=not reasons, reasons=reasons, cases=cases, splats=splats,
-		       unexpected_suites=unexpected, ktap_lines=_ktap_lines(log), tail=tail)
+		       unexpected_suites=unexpected, ktap_lines=_ktap_lines(log), tail=tail,
+		       finished=log.started and shut_down and not timed_out and not log.problems)

@@ -204,9 +204,9 @@ class MutantJudgeTest(unittest.TestCase):
 	def test_closing_counts_include_the_run_check(self):
 		good = run.RunOutcome(ok=True, counts={'passed': 4, 'failed': 0, 'skipped': 1},
 				      integrity_ok=True)
-		self.assertEqual(cli.run_counts(good), (5, 0, 1))
+		self.assertEqual(cli.run_counts(good), cli.Counts(5, 0, 1))
 		splat = run.RunOutcome(ok=False, counts={'passed': 4, 'failed': 0, 'skipped': 0})
-		self.assertEqual(cli.run_counts(splat), (4, 1, 0))
+		self.assertEqual(cli.run_counts(splat), cli.Counts(4, 1, 0))
 
 	def test_survivors_are_named_for_the_summary(self):
 		"""make check's summary names what was not killed: a CI log's tail says which."""
