@@ -24,6 +24,7 @@
 #include <trace/events/printk.h>
 
 #include "kunit_rcu.h"
+#include "rcu.h"
 
 /* Spinning loops read the clock once every this many iterations. */
 #define KUNIT_RCU_CLOCK_EVERY	1024
@@ -211,8 +212,8 @@ void kunit_rcu_avoid_cpu(int cpu)
  * everybody's timers.  The caller then avoids the target
  * (kunit_rcu_avoid_cpu()).
  *
- * Return: the target CPU.  With fewer than two CPUs online it does not
- * return: @test is skipped.
+ * Return: the target CPU.  With fewer than two CPUs online this call
+ * does not come back: @test is skipped.
  */
 int kunit_rcu_target_cpu(struct kunit *test)
 {
@@ -765,21 +766,91 @@ bool kunit_rcu_full_done(void *rgos)
 }
 
 /**
+ * kunit_rcu_seq_snap() - note where RCU's two grace-period sequences must get
+ * @s: filled with the values of the normal (rcu_get_gp_seq()) and the
+ *	expedited (rcu_exp_batches_completed()) sequence that a grace
+ *	period of each kind, starting after this call, ends at
+ *
+ * A _full polled state reads as complete once either kind of grace
+ * period passed it, so it cannot show that a normal grace period ended;
+ * these can, one kind each: kunit_rcu_normal_done(), kunit_rcu_exp_done().
+ */
+void kunit_rcu_seq_snap(struct kunit_rcu_seq *s)
+{
+	unsigned long normal = rcu_get_gp_seq(), exp = rcu_exp_batches_completed();
+
+	s->normal = rcu_seq_snap(&normal);
+	s->exp = rcu_seq_snap(&exp);
+}
+
+/**
+ * kunit_rcu_normal_done() - kunit_rcu_*_until() condition: a normal grace period ended
+ * @seq: a struct kunit_rcu_seq from kunit_rcu_seq_snap()
+ *
+ * Return: whether a normal grace period that started after the snapshot
+ * has ended.
+ */
+bool kunit_rcu_normal_done(void *seq)
+{
+	struct kunit_rcu_seq *s = seq;
+
+	return ULONG_CMP_GE(rcu_get_gp_seq(), s->normal);
+}
+
+/**
+ * kunit_rcu_exp_done() - kunit_rcu_*_until() condition: an expedited grace period ended
+ * @seq: a struct kunit_rcu_seq from kunit_rcu_seq_snap()
+ *
+ * Return: whether an expedited grace period that started after the
+ * snapshot has ended.
+ */
+bool kunit_rcu_exp_done(void *seq)
+{
+	struct kunit_rcu_seq *s = seq;
+
+	return ULONG_CMP_GE(rcu_exp_batches_completed(), s->exp);
+}
+
+static void kunit_rcu_expedite_again(struct kunit_resource *res)
+{
+	rcu_expedite_gp();
+}
+
+/**
+ * kunit_rcu_unexpedite() - let the calling case's grace periods be normal ones
+ * @test: the case; boot-time expediting comes back when it ends, on
+ *	every path (a kunit resource)
+ *
+ * Built-in suites run before rcu_end_inkernel_boot(), while every
+ * synchronize_rcu() and synchronize_srcu() is expedited.  After this call
+ * they take the normal path.
+ */
+void kunit_rcu_unexpedite(struct kunit *test)
+{
+	if (!kunit_alloc_resource(test, NULL, kunit_rcu_expedite_again, GFP_KERNEL, test)) {
+		KUNIT_FAIL(test, "no memory to restore expediting");
+		return;
+	}
+	rcu_unexpedite_gp();
+}
+
+/**
  * kunit_rcu_expect_gp_held() - a held reader must hold up grace periods
  * @test: the test case
  * @h: the reader, held by kunit_rcu_hold_reader() on another CPU
  * @where: what holds it, for the failure messages
  *
- * Waits (bounded) for the reader to begin, starts a normal and an
- * expedited grace period, and checks that neither completes within
- * KUNIT_RCU_HOLD_MS; then releases the reader and checks that both
- * complete within KUNIT_RCU_GP_TIMEOUT_MS.  The reader is released on
- * every path.
+ * Waits (bounded) for the reader to begin, requests a normal and an
+ * expedited grace period, and checks that neither ends within
+ * KUNIT_RCU_GP_HOLD_MS; then releases the reader and checks that each ends
+ * within KUNIT_RCU_GP_TIMEOUT_MS, each on its own sequence (a normal
+ * grace period is not taken for ended because an expedited one did).
+ * The reader is released on every path.
  */
 void kunit_rcu_expect_gp_held(struct kunit *test, struct kunit_rcu_hold *h,
 			      const char *where)
 {
-	struct rcu_gp_oldstate norm, exp;
+	struct kunit_rcu_seq seq;
 	bool norm_held, exp_held;
 	u64 start, took;
 
@@ -790,11 +861,12 @@ void kunit_rcu_expect_gp_held(struct kunit *test, struct kunit_rcu_hold *h,
 		return;
 	}
 	start = kunit_rcu_now_ms();
-	start_poll_synchronize_rcu_full(&norm);
-	start_poll_synchronize_rcu_expedited_full(&exp);
-	kunit_rcu_delay_ms(KUNIT_RCU_HOLD_MS);
-	norm_held = !poll_state_synchronize_rcu_full(&norm);
-	exp_held = !poll_state_synchronize_rcu_full(&exp);
+	kunit_rcu_seq_snap(&seq);
+	start_poll_synchronize_rcu();
+	start_poll_synchronize_rcu_expedited();
+	kunit_rcu_delay_ms(KUNIT_RCU_GP_HOLD_MS);
+	norm_held = !kunit_rcu_normal_done(&seq);
+	exp_held = !kunit_rcu_exp_done(&seq);
 	atomic_set_release(&h->release, 1);
 	took = kunit_rcu_now_ms() - start;
 
@@ -804,13 +876,13 @@ void kunit_rcu_expect_gp_held(struct kunit *test, struct kunit_rcu_hold *h,
 	KUNIT_EXPECT_TRUE_MSG(test, exp_held,
 			      "%s: an expedited grace period ended while the reader ran (%llu ms)",
 			      where, took);
-	KUNIT_EXPECT_TRUE_MSG(test, kunit_rcu_wait_until(kunit_rcu_full_done, &norm,
+	KUNIT_EXPECT_TRUE_MSG(test, kunit_rcu_wait_until(kunit_rcu_normal_done, &seq,
 							 KUNIT_RCU_GP_TIMEOUT_MS),
-			      "%s: the normal grace period did not end within %d ms of the reader",
+			      "%s: no normal grace period ended within %d ms of the reader",
 			      where, KUNIT_RCU_GP_TIMEOUT_MS);
-	KUNIT_EXPECT_TRUE_MSG(test, kunit_rcu_wait_until(kunit_rcu_full_done, &exp,
+	KUNIT_EXPECT_TRUE_MSG(test, kunit_rcu_wait_until(kunit_rcu_exp_done, &seq,
 							 KUNIT_RCU_GP_TIMEOUT_MS),
-			      "%s: the expedited grace period did not end within %d ms of the reader",
+			      "%s: no expedited grace period ended within %d ms of the reader",
 			      where, KUNIT_RCU_GP_TIMEOUT_MS);
 }
 

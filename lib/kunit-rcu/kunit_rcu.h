@@ -21,6 +21,14 @@
 /* How long a reader is held while checking that a grace period waits. */
 #define KUNIT_RCU_HOLD_MS		200
 
+/*
+ * How long kunit_rcu_expect_gp_held() holds its reader: past twice
+ * jiffies_to_sched_qs (at least HZ/10 each), so that force-quiescent-state
+ * scans, their urgent and heavy quiescent-state requests and resched IPIs
+ * all happen while the reader runs.
+ */
+#define KUNIT_RCU_GP_HOLD_MS		500
+
 /* Bound on anything that should happen "at once" (a handler running). */
 #define KUNIT_RCU_PROMPT_MS		2000
 
@@ -78,6 +86,21 @@ bool kunit_rcu_wait_flag(atomic_t *flag, unsigned int ms);
 bool kunit_rcu_cookie_done(void *cookie);
 bool kunit_rcu_full_done(void *rgos);
 bool kunit_rcu_gp_reached_reader(void *rgos);
+
+/**
+ * struct kunit_rcu_seq - ends of a normal and an expedited grace period
+ * @normal: rcu_get_gp_seq() value a normal grace period ends at
+ * @exp: rcu_exp_batches_completed() value an expedited one ends at
+ */
+struct kunit_rcu_seq {
+	unsigned long normal;
+	unsigned long exp;
+};
+
+void kunit_rcu_seq_snap(struct kunit_rcu_seq *s);
+bool kunit_rcu_normal_done(void *seq);
+bool kunit_rcu_exp_done(void *seq);
+void kunit_rcu_unexpedite(struct kunit *test);
 
 struct task_struct;
 
@@ -161,6 +184,9 @@ void kunit_rcu_hold_reader_irqs_off(void *hold);
 void kunit_rcu_expect_gp_held(struct kunit *test, struct kunit_rcu_hold *h,
 			      const char *where);
 
+/* Deepest nesting of NMI-like entries in a struct kunit_rcu_chain. */
+#define KUNIT_RCU_CHAIN_MAX	3
+
 /**
  * struct kunit_rcu_chain - NMI-like entries nested in each other, observed
  * @entry: the entries, outermost first
@@ -174,8 +200,6 @@ void kunit_rcu_expect_gp_held(struct kunit *test, struct kunit_rcu_hold *h,
  * @after: state after the outermost entry returned
  * @hold: the held reader, with @hold_reader
  */
-#define KUNIT_RCU_CHAIN_MAX	3
-
 struct kunit_rcu_chain {
 	enum kunit_rcu_entry entry[KUNIT_RCU_CHAIN_MAX];
 	unsigned int depth;
