@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit tests for the consolidated RCU flavors ("RCU requirements, part
+ * 3", "Bottom-Half Flavor", "Sched Flavor"): since v4.20 the bh and sched
+ * update-side APIs (synchronize_rcu_bh(), call_rcu_sched(), ...) are gone
+ * and vanilla RCU's grace periods wait for their readers too.  So a
+ * normal and an expedited grace period must each wait for every kind of
+ * region the article counts as a reader, and the lockdep checks must
+ * say which reader is held.
+ */
+
+#include <kunit/test.h>
+#include <linux/bottom_half.h>
+#include <linux/irqflags.h>
+#include <linux/preempt.h>
+#include <linux/rcupdate.h>
+
+#include "kunit_rcu.h"
+
+/* Readers lockdep-RCU reports as held, as a bit mask. */
+#define FLAVOR_RCU	BIT(0)	/* rcu_read_lock_held() */
+#define FLAVOR_BH	BIT(1)	/* rcu_read_lock_bh_held() */
+#define FLAVOR_SCHED	BIT(2)	/* rcu_read_lock_sched_held() */
+#define FLAVOR_ANY	BIT(3)	/* rcu_read_lock_any_held() */
+
+/**
+ * struct flavor_region - a region the article counts as an RCU reader
+ * @name: how it is entered, for the case's parameter description
+ * @enter: enter it
+ * @exit: leave it
+ * @held: the lockdep-RCU checks that must say "held" inside it
+ */
+struct flavor_region {
+	const char *name;
+	void (*enter)(void);
+	void (*exit)(void);
+	unsigned int held;
+};
+
+static void flavor_bh_lock(void) { rcu_read_lock_bh(); }
+static void flavor_bh_unlock(void) { rcu_read_unlock_bh(); }
+static void flavor_bh_disable(void) { local_bh_disable(); }
+static void flavor_bh_enable(void) { local_bh_enable(); }
+static void flavor_preempt_disable(void) { preempt_disable(); }
+static void flavor_preempt_enable(void) { preempt_enable(); }
+static void flavor_sched_lock(void) { rcu_read_lock_sched(); }
+static void flavor_sched_unlock(void) { rcu_read_unlock_sched(); }
+static void flavor_sched_lock_notrace(void) { rcu_read_lock_sched_notrace(); }
+static void flavor_sched_unlock_notrace(void) { rcu_read_unlock_sched_notrace(); }
+static void flavor_irq_disable(void) { local_irq_disable(); }
+static void flavor_irq_enable(void) { local_irq_enable(); }
+
+static const struct flavor_region flavor_regions[] = {
+	{ "rcu_read_lock_bh()", flavor_bh_lock, flavor_bh_unlock,
+	  FLAVOR_BH | FLAVOR_SCHED | FLAVOR_ANY },
+	{ "local_bh_disable()", flavor_bh_disable, flavor_bh_enable,
+	  FLAVOR_BH | FLAVOR_SCHED | FLAVOR_ANY },
+	{ "preempt_disable()", flavor_preempt_disable, flavor_preempt_enable,
+	  FLAVOR_SCHED | FLAVOR_ANY },
+	{ "rcu_read_lock_sched()", flavor_sched_lock, flavor_sched_unlock,
+	  FLAVOR_SCHED | FLAVOR_ANY },
+	{ "rcu_read_lock_sched_notrace()", flavor_sched_lock_notrace,
+	  flavor_sched_unlock_notrace, FLAVOR_SCHED | FLAVOR_ANY },
+	{ "local_irq_disable()", flavor_irq_disable, flavor_irq_enable,
+	  FLAVOR_BH | FLAVOR_SCHED | FLAVOR_ANY },
+};
+
+static void flavor_region_desc(const struct flavor_region *r, char *desc)
+{
+	strscpy(desc, r->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(flavor_region, flavor_regions, flavor_region_desc);
+
+static unsigned int flavor_held_now(void)
+{
+	return (rcu_read_lock_held() ? FLAVOR_RCU : 0) |
+	       (rcu_read_lock_bh_held() ? FLAVOR_BH : 0) |
+	       (rcu_read_lock_sched_held() ? FLAVOR_SCHED : 0) |
+	       (rcu_read_lock_any_held() ? FLAVOR_ANY : 0);
+}
+
+/**
+ * struct flavor_hold - a region held open in a kthread on another CPU
+ * @region: the region
+ * @hold: its handshake with kunit_rcu_expect_gp_held()
+ * @outside: flavor_held_now() before the region, preemptible
+ * @inside: flavor_held_now() inside it
+ * @preemptible: preemptible() inside it
+ */
+struct flavor_hold {
+	const struct flavor_region *region;
+	struct kunit_rcu_hold hold;
+	unsigned int outside;
+	unsigned int inside;
+	bool preemptible;
+};
+
+static void flavor_hold_fn(void *arg)
+{
+	struct flavor_hold *fh = arg;
+
+	fh->outside = flavor_held_now();
+	fh->region->enter();
+	fh->inside = flavor_held_now();
+	fh->preemptible = preemptible();
+	atomic_set_release(&fh->hold.in_reader, 1);
+	fh->hold.released = kunit_rcu_spin_flag(&fh->hold.release, KUNIT_RCU_PROMPT_MS);
+	fh->region->exit();
+}
+
+/*
+ * Covers: BH-1, SCHED-1, SCHED-2
+ *
+ * One parameter per kind of reader: a kthread on another CPU enters the
+ * region and spins in it; a normal and an expedited grace period
+ * requested meanwhile both stay pending (each proved on its own
+ * sequence) until the region ends by itself on release, then both end.
+ * Preemption is off inside (also for the _notrace reader), and under
+ * lockdep-RCU the *_held() checks say "held" for exactly the readers the
+ * region is, and nothing outside it.
+ */
+static void rcu_flavor_region_holds_gp(struct kunit *test)
+{
+	const struct flavor_region *r = test->param_value;
+	struct flavor_hold *fh = kunit_kzalloc(test, sizeof(*fh), GFP_KERNEL);
+	int cpu = kunit_rcu_target_cpu(test);
+	struct kunit_rcu_work *w;
+
+	KUNIT_ASSERT_NOT_NULL(test, fh);
+	fh->region = r;
+	w = kunit_rcu_start_on_cpu(test, cpu, flavor_hold_fn, fh, false);
+	kunit_rcu_expect_gp_held(test, &fh->hold, r->name);
+	KUNIT_ASSERT_TRUE(test, kunit_rcu_finish(test, w, KUNIT_RCU_PROMPT_MS));
+	KUNIT_EXPECT_TRUE_MSG(test, fh->hold.released,
+			      "%s: the region outlived its bound", r->name);
+	KUNIT_EXPECT_FALSE_MSG(test, fh->preemptible, "%s: preemptible inside", r->name);
+	if (!debug_lockdep_rcu_enabled())
+		return;	/* The checks answer "held" for everything. */
+	KUNIT_EXPECT_EQ_MSG(test, fh->inside, r->held,
+			    "%s: *_held() inside (1: rcu, 2: bh, 4: sched, 8: any)", r->name);
+	KUNIT_EXPECT_EQ_MSG(test, fh->outside, 0U,
+			    "%s: *_held() outside any reader (1: rcu, 2: bh, 4: sched, 8: any)",
+			    r->name);
+}
+
+static struct kunit_case rcu_flavor_cases[] = {
+	KUNIT_CASE_PARAM(rcu_flavor_region_holds_gp, flavor_region_gen_params),
+	{}
+};
+
+static struct kunit_suite rcu_flavor_suite = {
+	.name = "rcu_flavor",
+	.test_cases = rcu_flavor_cases,
+};
+
+kunit_test_suite(rcu_flavor_suite);
+
+MODULE_DESCRIPTION("KUnit tests for RCU's consolidated bh and sched flavors");
+MODULE_LICENSE("GPL");
