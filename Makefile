@@ -16,17 +16,18 @@ PYTHON ?= python3
 KR := $(PYTHON) scripts/kunit-rcu
 FORCE_FLAG := $(if $(FORCE),--force)
 
-.PHONY: run check check-configs kconfig-check coverage coverage-baseline prepare series series-build mutants \
+.PHONY: run check check-configs kconfig-check flavor-api coverage coverage-baseline prepare series series-build mutants \
 	selftest bench matrix help
 
 help:
 	@echo "make run     install packages, prepare the tree, build, boot, report"
 	@echo "             (ARCH=x86_64|arm64 CONFIG=<configs/NAME> EXTRA_PATCHES=\"/abs/a.patch\")"
-	@echo "make check   the project's tests: tooling unit tests, x86_64 and arm64 runs,"
-	@echo "             CONFIG=ghost, coverage gate, Kconfig rules (CFG-1), mutants"
+	@echo "make check   the project's tests: tooling unit tests, x86_64 and arm64 runs of"
+	@echo "             CONFIG=default, ghost, nopreempt and nohz, coverage gate, Kconfig rules"
+	@echo "             (CFG-1), flavor APIs (FUT-6), mutants"
 	@echo "make check-configs  every configs/NAME.config on every arch it applies to"
-	@echo "                    (nopreempt, nohz: kernels of their own, not in make check)"
 	@echo "make kconfig-check  CFG-1 on the .config of make check's existing builds"
+	@echo "make flavor-api     FUT-6: removed bh/sched APIs gone from the prepared tree"
 	@echo "make coverage       default runs on both arches, per-patch gcov table, SUMMARY.md,"
 	@echo "                    HTML, gate (REV=<commit>: lines changed since it; NO_RUN=1)"
 	@echo "make coverage-baseline  store kernel/rcu/ coverage of the last runs as the baseline"
@@ -45,6 +46,9 @@ check-configs:
 
 kconfig-check:
 	$(KR) kconfig-check --config="$(CONFIG)"
+
+flavor-api:
+	$(KR) flavor-api
 
 coverage:
 	$(KR) coverage --arch="$(COVERAGE_ARCH)" --rev="$(REV)" --timeout="$(TIMEOUT)" \

@@ -11,15 +11,9 @@ import unittest
 from dataclasses import dataclass
 from typing import List, Optional, Sequence, TextIO, Tuple
 
-from . import coverage, kbuild, kconfig_check, locks, matrix, mutants, packages, prepare, run, series
-from .common import REPO, UserError, check_arch, config_names, load_config, log
-
-# make check's runs beyond CONFIG=default on every arch.  ghost has no
-# Kconfig lines: it boots the default kernel with other QEMU/kernel arguments.
-# A config with Kconfig lines costs a kernel build of its own (nopreempt:
-# 545 s cold on x86_64), which would take make check from an empty cache
-# past 60 minutes on 2 cores: those run in make check-configs.
-CHECK_CONFIG_RUNS = (('x86_64', 'ghost'), ('arm64', 'ghost'))
+from . import (coverage, flavor_api, kbuild, kconfig_check, locks, matrix, mutants, packages,
+	       prepare, run, series)
+from .common import CHECK_CONFIG_RUNS, REPO, UserError, check_arch, config_names, load_config, log
 
 
 def _split(value: str) -> List[str]:
@@ -235,6 +229,8 @@ def cmd_check(args) -> int:
 		add('coverage gate', coverage.gate(cov_arches))
 	log('[check] Kconfig rules (CFG-1) on the .config of each build above')
 	add('Kconfig rules (CFG-1)', kconfig_check.check_builds(runs))
+	log('[check] flavor APIs (FUT-6): removed bh/sched APIs gone, read-side APIs kept')
+	add('flavor APIs (FUT-6)', flavor_api.check_tree())
 	log('[check] traceability matrix (docs/matrix.md against these results)')
 	add('traceability matrix', matrix.check(args.config))
 	if not args.no_mutants:
@@ -280,6 +276,11 @@ def cmd_check_configs(args) -> int:
 def cmd_kconfig_check(args) -> int:
 	"""make kconfig-check: CFG-1 on the .config files of make check's builds, as they are."""
 	return _closed(kconfig_check.check_builds(check_runs(args.arch, args.config)))
+
+
+def cmd_flavor_api(args) -> int:
+	"""make flavor-api: FUT-6 on the prepared tree's include/, as it is."""
+	return _closed(flavor_api.check_tree())
 
 
 def cmd_mutants(args) -> int:
@@ -368,6 +369,8 @@ def main(argv: Sequence[str]) -> int:
 	p.add_argument('--arch', default='x86_64 arm64', help='x86_64, arm64, or both quoted')
 	p.add_argument('--config', default='default', help='configs/<name>.config fragment')
 	p.set_defaults(func=cmd_kconfig_check)
+	p = sub.add_parser('flavor-api', help='FUT-6: removed bh/sched APIs gone from the tree')
+	p.set_defaults(func=cmd_flavor_api)
 	p = sub.add_parser('selftest', help='unit tests of the tooling')
 	p.set_defaults(func=cmd_selftest)
 	p = sub.add_parser('mutants', help='every mutant must fail its named cases')

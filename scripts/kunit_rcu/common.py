@@ -30,6 +30,12 @@ class UserError(Exception):
 	"""A failure the user can act on: the message says what and how."""
 
 
+# The runs make check does besides CONFIG=default on each arch, in order:
+# every config that a matrix cell or a "May skip:" line relies on.
+CHECK_CONFIG_RUNS = tuple((arch, config) for config in ('ghost', 'nopreempt', 'nohz')
+			  for arch in ('x86_64', 'arm64'))
+
+
 def cache_dir() -> str:
 	return os.path.abspath(os.environ.get('KUNIT_RCU_CACHE') or
 			       os.path.expanduser('~/.cache/kunit-rcu'))

@@ -280,16 +280,20 @@ def check_built(tree: str, arch: str, config: Config, build: str) -> None:
 
 
 def boot(tree: str, arch: str, config: Config, build: str, console_path: str,
-	 timeout: int = DEFAULT_TIMEOUT, kernel_args: Sequence[str] = ()) -> Tuple[str, bool, float]:
+	 timeout: int = DEFAULT_TIMEOUT, kernel_args: Sequence[str] = (),
+	 suite: Optional[str] = None) -> Tuple[str, bool, float]:
 	"""kunit.py exec; returns (console text, timed_out, seconds).
 
 	kernel_args: more kernel parameters for this boot only (the coverage dump's).
+	suite: run only this suite (kunit.py's filter_glob argument).
 	"""
 	check_built(tree, arch, config, build)
 	cmd = ['python3', 'tools/testing/kunit/kunit.py', 'exec',
 	       *kunit_args(arch, config, build), *boot_args(arch, config),
 	       *('--kernel_args=' + a for a in kernel_args), '--raw_output=all',
 	       '--timeout=' + str(timeout)]
+	if suite:
+		cmd.append(suite)
 	log('$ ' + ' '.join(cmd))
 	start = time.monotonic()
 	timed_out = False

@@ -4,10 +4,11 @@
 Generated from docs/requirements.md (the catalogue), the "Covers:" lines of
 the KUnit sources, the tooling checks that stand in for a case (TOOLING),
 docs/not-covered.md (written reasons for an ID that has no case on an
-arch) and the results of the last CONFIG=default run per arch
-(results/<arch>-default/results.json, and a tooling check's own file
-there).  An ID is covered on an arch only when one of its cases or tooling
-checks passed there.  "make matrix" rewrites docs/matrix.md; "make check"
+arch) and the results of the last run of every config make check runs
+(results/<arch>-<config>/results.json, and a tooling check's own file in
+results/<arch>-default).  An ID is covered on an arch only when one of its
+cases or tooling checks passed there; a case that passed only in another
+config than default says in which ("passed (nohz)").  "make matrix" rewrites docs/matrix.md; "make check"
 fails while the committed file differs from what its fresh runs give.
 """
 
@@ -17,8 +18,8 @@ import os
 import re
 from typing import Dict, List, Optional, Tuple
 
-from .common import ARCHES, REPO, UserError, log, results_dir
-from . import kconfig_check, sources
+from .common import ARCHES, CHECK_CONFIG_RUNS, REPO, UserError, log, results_dir
+from . import flavor_api, kconfig_check, sources
 
 CATALOGUE = os.path.join(REPO, 'docs', 'requirements.md')
 MATRIX = os.path.join(REPO, 'docs', 'matrix.md')
@@ -37,6 +38,7 @@ Reasons = Dict[Tuple[str, str], str]
 # that arch's last run).  load_results() puts the results under "tooling".
 TOOLING = {
 	kconfig_check.NAME: (kconfig_check.COVERS, kconfig_check.load_result),
+	flavor_api.NAME: (flavor_api.COVERS, flavor_api.load_result),
 }
 
 
@@ -116,31 +118,61 @@ def not_covered_problems(path: str = NOT_COVERED) -> List[str]:
 	return problems
 
 
-def load_results(arch: str) -> dict:
-	"""The results.json of the last CONFIG=default run on arch; the tooling checks' under "tooling"."""
-	path = os.path.join(results_dir(arch, 'default', False), 'results.json')
+def _load_run(arch: str, config: str) -> dict:
+	path = os.path.join(results_dir(arch, config, False), 'results.json')
+	cmd = f'make run ARCH={arch}' + ('' if config == 'default' else f' CONFIG={config}')
+	what = f'ARCH={arch}' + ('' if config == 'default' else f' CONFIG={config}')
 	if not os.path.isfile(path):
-		raise UserError(f'no results for ARCH={arch}: run make run ARCH={arch} first '
-				f'(looked for {path})')
+		raise UserError(f'no results for {what}: run {cmd} first (or make check; '
+				f'looked for {path})')
 	try:
 		with open(path) as f:
-			data = json.load(f)
+			return json.load(f)
 	except ValueError as e:
-		raise UserError(f'unreadable results for ARCH={arch} ({path}: {e}): '
-				f'run make run ARCH={arch} again') from e
+		raise UserError(f'unreadable results for {what} ({path}: {e}): '
+				f'run {cmd} again') from e
+
+
+def load_results(arch: str) -> dict:
+	"""The results.json of the last CONFIG=default run on arch.
+
+	The tooling checks' results go under "tooling", the results of the
+	other configs make check runs on arch under "configs" (name -> results).
+	"""
+	data = _load_run(arch, 'default')
+	data['configs'] = {c: _load_run(arch, c) for a, c in CHECK_CONFIG_RUNS if a == arch}
 	data['tooling'] = {name: result for name, (_, load) in TOOLING.items()
 			   for result in [load(arch)] if result is not None}
 	return data
 
 
-def _status(name: str, result: Optional[dict]) -> str:
+def _merged(name: str, results: dict) -> Tuple[Optional[dict], str]:
+	"""A case's result over an arch's configs, and which configs it is from.
+
+	A failure anywhere comes first, then a pass in default, then a pass in
+	the other configs (named), then default's own result.
+	"""
+	runs = [('default', results)] + sorted(results.get('configs', {}).items())
+	found = [(cfg, next((c for c in r.get('cases', [])
+			     if f'{c.get("suite")}.{c.get("case")}' == name), None))
+		 for cfg, r in runs]
+	for status in ('failed', 'passed'):
+		cfgs = [cfg for cfg, c in found if c and c.get('status') == status]
+		if cfgs:
+			where = '' if cfgs == ['default'] or 'default' in cfgs and status == 'passed' \
+				else ' (' + ', '.join(cfgs) + ')'
+			return next(c for cfg, c in found if cfg == cfgs[0]), where
+	return found[0][1], ''
+
+
+def _status(name: str, result: Optional[dict], where: str = '') -> str:
 	status = result.get('status') if result else None
 	if status == 'passed':
-		return f'`{name}` passed'
+		return f'`{name}` passed{where}'
+	if status == 'failed':
+		return f'`{name}` failed{where}'
 	if status == 'skipped':
 		return f'`{name}` skipped: {result.get("reason") or "no reason given"}'
-	if status == 'failed':
-		return f'`{name}` failed'
 	return f'`{name}` not run'
 
 
@@ -163,16 +195,16 @@ def render(results: Optional[Dict[str, dict]] = None, not_covered: str = NOT_COV
 	reasons, problems = read_not_covered(not_covered)
 	if problems:
 		raise UserError('fix docs/not-covered.md: ' + '; '.join(problems))
-	status = {a: {f'{c.get("suite")}.{c.get("case")}': c for c in results[a].get('cases', [])}
-		  for a in arches}
 	per_arch = _cases_per_arch()
 	lines = ['# Traceability matrix', '',
 		 'Generated by `make matrix` from `docs/requirements.md`, the `Covers:` lines',
 		 'of the KUnit sources, `docs/not-covered.md` and the last `make run` per arch',
-		 '(`results/<arch>-default/results.json`, and a tooling check\'s own result',
-		 'there). Do not edit by hand. An ID is covered on an arch when one of its',
-		 'cases passed there, or a check of the tooling (`tooling:`) passed on that',
-		 'arch\'s CONFIG=default build.', '',
+		 'and the last run of every config `make check` runs per arch',
+		 '(`results/<arch>-<config>/results.json`, and a tooling check\'s own result',
+		 'in `results/<arch>-default`). Do not edit by hand. An ID is covered on an',
+		 'arch when one of its cases passed there in one of those configs ("passed',
+		 '(nohz)": only in CONFIG=nohz), or a check of the tooling (`tooling:`)',
+		 'passed on that arch\'s CONFIG=default build.', '',
 		 '| ID | requirement | ' + ' | '.join(arches) + ' |',
 		 '|---|---|' + '---|' * len(arches)]
 	covered = {a: 0 for a in arches}
@@ -184,10 +216,11 @@ def render(results: Optional[Dict[str, dict]] = None, not_covered: str = NOT_COV
 			cases = per_arch[a].get(rid, [])
 			tools = tooling_for(rid)
 			if cases or tools:
-				found = [status[a].get(c) for c in cases]
+				merged = [_merged(c, results[a]) for c in cases]
+				found = [r for r, _ in merged]
 				checks = [results[a].get('tooling', {}).get(t) for t in tools]
 				covered[a] += any(r and r.get('status') == 'passed' for r in found + checks)
-				cells.append('; '.join([_status(c, r) for c, r in zip(cases, found)] +
+				cells.append('; '.join([_status(c, r, w) for c, (r, w) in zip(cases, merged)] +
 						       [_tool_status(t, r) for t, r in zip(tools, checks)]))
 			elif (rid, a) in reasons or (rid, '') in reasons:
 				excused[a] += 1
@@ -200,11 +233,13 @@ def render(results: Optional[Dict[str, dict]] = None, not_covered: str = NOT_COV
 		  ', '.join(f'{a} {covered[a]} of {len(reqs)}' for a in arches) +
 		  '; not applicable with a written reason: ' +
 		  ', '.join(f'{a} {excused[a]}' for a in arches) + '.']
-	failed = [a for a in arches if results[a].get('verdict') != 'pass']
+	failed = [f'{a}' + ('' if cfg == 'default' else f' CONFIG={cfg}') for a in arches
+		  for cfg, r in [('default', results[a])] + sorted(results[a].get('configs', {}).items())
+		  if r.get('verdict') != 'pass']
 	if failed:
 		lines += ['', 'The last run failed on ' + ', '.join(failed) +
-			  ' (`make run ARCH=<arch>` says why): its passed cases are counted, '
-			  'the run as a whole did not pass.']
+			  ' (`make run ARCH=<arch> CONFIG=<config>` says why): its passed cases '
+			  'are counted, the run as a whole did not pass.']
 	if os.path.exists(NOTES):
 		with open(NOTES) as f:
 			lines += ['', f.read().rstrip('\n')]

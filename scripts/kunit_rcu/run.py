@@ -35,8 +35,14 @@ def _meta(arch: str, config: str, extra: List[str]) -> dict:
 
 
 def run(arch: str = 'x86_64', config: str = 'default', extra: Optional[List[str]] = None,
-	timeout: int = kbuild.DEFAULT_TIMEOUT, install: bool = True) -> RunOutcome:
+	timeout: int = kbuild.DEFAULT_TIMEOUT, install: bool = True,
+	suite: Optional[str] = None) -> RunOutcome:
 	"""One full run. Bad ARCH or CONFIG raise UserError; later failures land in results.json.
+
+	suite: boot only this suite (kunit.filter_glob); the verdict then
+	expects only it.  The mutation harness uses it for a mutant whose
+	cases are all in one suite: the other suites cost boot time and
+	cannot kill it.
 
 	Locks (see locks): the build dir's, which also guards the results dir,
 	for the whole run; the prepared tree's from prepare through boot, or
@@ -48,16 +54,20 @@ def run(arch: str = 'x86_64', config: str = 'default', extra: Optional[List[str]
 	cfg = load_config(config)
 	cfg.check_arch(arch)
 	with locks.build(build_dir(arch, config, bool(extra))):
-		return _run(arch, cfg, extra, timeout, install)
+		return _run(arch, cfg, extra, timeout, install, suite)
 
 
-def _run(arch: str, cfg: Config, extra: List[str], timeout: int, install: bool) -> RunOutcome:
+def _run(arch: str, cfg: Config, extra: List[str], timeout: int, install: bool,
+	 suite: Optional[str]) -> RunOutcome:
 	config = cfg.name
 	timings: Dict[str, float] = {}
 	outdir = results_dir(arch, config, bool(extra))
 	meta = _meta(arch, config, extra)
 	meta.update(timings=timings, kconfig_add=cfg.kconfig, kernel_args=cfg.kernel_args_for(arch),
-		    qemu_args=cfg.qemu_args_for(arch))
+		    qemu_args=cfg.qemu_args_for(arch), suite_filter=suite)
+	expected = [s for s in sources.suites_for(arch) if suite is None or s.name == suite]
+	if suite is not None and not expected:
+		raise UserError(f'no suite named {suite} is built for ARCH={arch}')
 	shutil.rmtree(outdir, ignore_errors=True)
 	os.makedirs(outdir)
 	log(f'run ARCH={arch} CONFIG={config}' + (f' EXTRA_PATCHES={" ".join(extra)}' if extra else ''))
@@ -85,7 +95,7 @@ def _run(arch: str, cfg: Config, extra: List[str], timeout: int, install: bool) 
 			with Stage('boot', timings):
 				console, timed_out, _ = kbuild.boot(
 					tree, arch, cfg, build, os.path.join(outdir, 'console.log'), timeout,
-					[coverage.KERNEL_ARG] if want_coverage else [])
+					[coverage.KERNEL_ARG] if want_coverage else [], suite)
 				other = kbuild.booted_other_kernel(console, build)
 				if other:
 					raise UserError(other)
@@ -99,7 +109,7 @@ def _run(arch: str, cfg: Config, extra: List[str], timeout: int, install: bool) 
 		log(f'results: {outdir}')
 		return RunOutcome(ok=False, reasons=[str(e)], outdir=outdir)
 	with Stage('parse', timings):
-		v = verdict.judge(console, sources.suites_for(arch), timed_out, timeout,
+		v = verdict.judge(console, expected, timed_out, timeout,
 				  arch=arch, config=config,
 				  console_path=os.path.join(outdir, 'console.log'))
 	if want_coverage:

@@ -307,9 +307,11 @@ class ConfigDirTest(unittest.TestCase):
 		self.assertIn('ARCH=arm64 CONFIG=both', out.getvalue())
 		self.assertEqual(out.getvalue().splitlines()[-1], '20 passed, 0 failed, 0 skipped')
 
-	def test_check_runs_ghost_after_the_default_runs_and_leaves_nopreempt_out(self):
+	def test_check_runs_the_matrix_configs_after_the_default_runs(self):
 		with open(os.path.join(self.tmp.name, 'nopreempt.config'), 'w') as f:
 			f.write('CONFIG_PREEMPT_NONE=y\n')
+		with open(os.path.join(self.tmp.name, 'nohz.config'), 'w') as f:
+			f.write('CONFIG_NO_HZ_FULL=y\n')
 		with open(os.path.join(self.tmp.name, 'ghost.config'), 'w') as f:
 			f.write('# kernel-args: maxcpus=2\n')
 		out = io.StringIO()
@@ -320,15 +322,16 @@ class ConfigDirTest(unittest.TestCase):
 		     mock.patch.object(cli.matrix, 'check', create=True, return_value=(1, 0, 0)), \
 		     mock.patch.object(cli.kconfig_check, 'check_builds',
 				       return_value=(3, 0, 0)) as kconfig, \
+		     mock.patch.object(cli.flavor_api, 'check_tree', return_value=(1, 0, 0)), \
 		     mock.patch.object(cli.coverage, 'gate', return_value=(2, 0, 7)) as gate, \
 		     contextlib.redirect_stdout(out):
 			self.assertEqual(cli.main(['check', '--no-mutants']), 0)
 		runs = [('x86_64', 'default'), ('arm64', 'default'), ('x86_64', 'ghost'),
-			('arm64', 'ghost')]
+			('arm64', 'ghost'), ('x86_64', 'nopreempt'), ('arm64', 'nopreempt'),
+			('x86_64', 'nohz'), ('arm64', 'nohz')]
 		self.assertEqual([c.args[:2] for c in one.call_args_list], runs)
-		# nopreempt builds a kernel of its own: make check-configs runs it.
-		self.assertNotIn('CONFIG=nopreempt', out.getvalue())
 		self.assertRegex(out.getvalue(), r'KUnit ARCH=arm64 CONFIG=ghost +4 passed')
+		self.assertRegex(out.getvalue(), r'KUnit ARCH=arm64 CONFIG=nohz +4 passed')
 		# A config without Kconfig lines boots the default build.
 		self.assertEqual(common.build_dir('arm64', 'ghost', False),
 				 common.build_dir('arm64', 'default', False))
@@ -340,6 +343,7 @@ class ConfigDirTest(unittest.TestCase):
 		gate.assert_called_once_with(['x86_64', 'arm64'])
 		self.assertRegex(out.getvalue(), r'coverage gate +2 passed, 0 failed, 7 skipped')
 		self.assertRegex(out.getvalue(), r'Kconfig rules \(CFG-1\) +3 passed')
+		self.assertRegex(out.getvalue(), r'flavor APIs \(FUT-6\) +1 passed')
 		self.assertFalse(locks.held())
 
 

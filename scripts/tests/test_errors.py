@@ -175,6 +175,11 @@ class MutantJudgeTest(unittest.TestCase):
 		self.assertEqual(mutants.kills_on(want, 'arm64'), [want[0], want[2]])
 		self.assertEqual(mutants.kills_on(['splat'], 'arm64'), ['splat'])
 
+	def test_one_suite_boots_alone(self):
+		self.assertEqual(mutants.only_suite(['s.a', 's.b']), 's')
+		self.assertIsNone(mutants.only_suite(['s.a', 't.b']))
+		self.assertIsNone(mutants.only_suite(['splat']))
+
 	def test_project_mutants_kill_a_case_on_each_of_their_arches(self):
 		for path in mutants.mutant_files():
 			for arch in mutants.arches(path):

@@ -100,14 +100,35 @@ class MatrixTest(unittest.TestCase):
 						    r'run make run ARCH=arm64 first'):
 				matrix.render(not_covered=self.not_covered)
 
+	def test_a_case_passed_in_another_config_says_which(self):
+		results = {a: dict(r) for a, r in RESULTS.items()}
+		results['x86_64']['configs'] = {
+			'nohz': {'verdict': 'pass', 'cases': [_case('s.poll', 'passed')]},
+			'nopreempt': {'verdict': 'pass', 'cases': [_case('s.poll', 'passed'),
+								   _case('s.nest', 'skipped')]}}
+		results['arm64']['configs'] = {
+			'nohz': {'verdict': 'fail', 'cases': [_case('s.nest', 'failed')]}}
+		text = matrix.render(results, self.not_covered)
+		rows = self.rows(text)
+		self.assertEqual(rows['POLL-1'][1], '`s.poll` passed (nohz, nopreempt); `s.full` failed')
+		self.assertEqual(rows['SCH-1'], ('`s.nest` failed (nohz)', '`s.nest` passed'))
+		self.assertIn('The last run failed on arm64, arm64 CONFIG=nohz', text)
+		total = len(matrix.catalogue())
+		self.assertIn(f'arm64 0 of {total}, x86_64 3 of {total};', text)
+
 	def test_results_are_read_from_kunit_rcu_results(self):
-		for arch, data in RESULTS.items():
-			os.makedirs(os.path.join(self.tmp.name, f'{arch}-default'))
-			with open(os.path.join(self.tmp.name, f'{arch}-default', 'results.json'), 'w') as f:
-				json.dump(data, f)
+		runs = [(a, 'default') for a in RESULTS] + list(matrix.CHECK_CONFIG_RUNS)
+		for arch, config in runs:
+			os.makedirs(os.path.join(self.tmp.name, f'{arch}-{config}'))
+			with open(os.path.join(self.tmp.name, f'{arch}-{config}', 'results.json'), 'w') as f:
+				json.dump(RESULTS[arch] if config == 'default' else
+					  {'verdict': 'pass', 'cases': []}, f)
+		results = {a: dict(r, configs={c: {'verdict': 'pass', 'cases': []}
+					       for x, c in matrix.CHECK_CONFIG_RUNS if x == a})
+			   for a, r in RESULTS.items()}
 		with mock.patch.dict(os.environ, {'KUNIT_RCU_RESULTS': self.tmp.name}):
 			self.assertEqual(matrix.render(not_covered=self.not_covered),
-					 matrix.render(RESULTS, self.not_covered))
+					 matrix.render(results, self.not_covered))
 			# A tooling check's own result file, next to the run's.
 			with open(os.path.join(self.tmp.name, 'arm64-default', 'kconfig-check.json'),
 				  'w') as f:
