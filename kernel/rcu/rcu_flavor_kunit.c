@@ -104,9 +104,9 @@ static void flavor_hold_fn(void *arg)
 	fh->region->enter();
 	fh->inside = flavor_held_now();
 	fh->preemptible = preemptible();
-	atomic_set_release(&fh->hold.in_reader, 1);
-	fh->hold.released = kunit_rcu_spin_flag(&fh->hold.release, KUNIT_RCU_PROMPT_MS);
+	kunit_rcu_hold_spin(&fh->hold);
 	fh->region->exit();
+	kunit_rcu_hold_ended(&fh->hold);
 }
 
 /*

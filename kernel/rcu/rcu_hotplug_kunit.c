@@ -13,7 +13,6 @@
 #include <linux/atomic.h>
 #include <linux/cpu.h>
 #include <linux/cpuhotplug.h>
-#include <linux/delay.h>
 #include <linux/rcupdate.h>
 #include <linux/slab.h>
 #include <linux/srcu.h>
@@ -25,13 +24,6 @@
 #define HP_CBS_PER_CPU		8
 #define HP_SLOTS		(NR_CPUS > 64 ? 64 : NR_CPUS)
 
-/*
- * The first callback queued on each CPU takes this long: that CPU's later
- * callbacks run only after it, so a barrier that does not wait for every
- * CPU returns before them.
- */
-#define HP_SLOW_CB_MS		100
-
 /* Bound on taking a CPU offline or online (TCG is slow at it). */
 #define HP_HOTPLUG_MS		10000
 
@@ -39,7 +31,6 @@ struct hp_cb {
 	struct rcu_head head;
 	atomic_t *calls;	/* total invocations */
 	atomic_t ran;		/* invocations of this callback */
-	bool slow;		/* takes HP_SLOW_CB_MS */
 };
 
 struct hp_batch {
@@ -52,8 +43,6 @@ static void hp_cb_fn(struct rcu_head *head)
 {
 	struct hp_cb *cb = container_of(head, struct hp_cb, head);
 
-	if (cb->slow)
-		mdelay(HP_SLOW_CB_MS);
 	atomic_inc(&cb->ran);
 	atomic_inc(cb->calls);
 }
@@ -61,7 +50,6 @@ static void hp_cb_fn(struct rcu_head *head)
 struct hp_queue {
 	struct hp_batch *b;
 	int slot;
-	bool slow;		/* the first callback is slow */
 };
 
 /* Runs on the CPU whose callback list gets the callbacks. */
@@ -74,14 +62,13 @@ static void hp_queue_fn(void *arg)
 		struct hp_cb *cb = &q->b->cbs[q->slot][i];
 
 		cb->calls = &q->b->calls;
-		cb->slow = q->slow && !i;
 		call_rcu(&cb->head, hp_cb_fn);
 	}
 }
 
-static void hp_queue_on(struct kunit *test, struct hp_batch *b, int cpu, int slot, bool slow)
+static void hp_queue_on(struct kunit *test, struct hp_batch *b, int cpu, int slot)
 {
-	struct hp_queue q = { .b = b, .slot = slot, .slow = slow };
+	struct hp_queue q = { .b = b, .slot = slot };
 
 	KUNIT_ASSERT_LT(test, slot, (int)ARRAY_SIZE(b->cbs));
 	KUNIT_ASSERT_TRUE(test, kunit_rcu_run_on_cpu(test, cpu, hp_queue_fn, &q, false,
@@ -124,62 +111,109 @@ struct hp_exit {
 	struct hp_batch *b;
 	struct hp_queue q[HP_SLOTS];
 	int slots;
-	int at_return;
+	int bcpu;			/* the barrier's CPU */
+	struct kunit_rcu_hold hold;	/* the reader that holds their grace period */
+	atomic_t flushed;		/* the barrier's CPU has no callbacks left */
+	atomic_t go;			/* call rcu_barrier() */
+	atomic_t returned;		/* rcu_barrier() returned */
+	int at_return;			/* callbacks run when it returned */
 };
 
 /*
- * The module's last call_rcu()s and its exit function, on the barrier
- * CPU: cross-calls queue callbacks on every other online CPU (each
- * starting with a slow one), this CPU queues its own, and rcu_barrier()
- * follows within microseconds, while all of them still wait for a grace
- * period.
+ * The module's last call_rcu()s: cross-calls queue callbacks on every
+ * online CPU but the barrier's.
  */
-static void hp_exit_fn(void *arg)
+static void hp_exit_queue(struct hp_exit *e)
 {
-	struct hp_exit *e = arg;
-	int cpu, self = raw_smp_processor_id();
+	int cpu;
 
 	cpus_read_lock();
 	for_each_online_cpu(cpu) {
-		if (e->slots >= ARRAY_SIZE(e->q) || cpu == self)
+		if (e->slots >= ARRAY_SIZE(e->q) || cpu == e->bcpu)
 			continue;
-		e->q[e->slots] = (struct hp_queue) { .b = e->b, .slot = e->slots, .slow = true };
+		e->q[e->slots] = (struct hp_queue) { .b = e->b, .slot = e->slots };
 		smp_call_function_single(cpu, hp_queue_fn, &e->q[e->slots], 1);
 		e->slots++;
 	}
 	cpus_read_unlock();
-	if (e->slots < ARRAY_SIZE(e->q)) {
-		e->q[e->slots] = (struct hp_queue) { .b = e->b, .slot = e->slots };
-		hp_queue_fn(&e->q[e->slots]);
-		e->slots++;
-	}
+	e->b->queued = e->slots * HP_CBS_PER_CPU;
+}
+
+/*
+ * The module's exit function, on a CPU whose callback list it first
+ * drains: nothing queues callbacks there before it calls rcu_barrier()
+ * (this kthread only sleeps), so only other CPUs' callbacks can make
+ * that barrier wait.
+ */
+static void hp_exit_barrier_fn(void *arg)
+{
+	struct hp_exit *e = arg;
+
+	rcu_barrier();
+	atomic_set_release(&e->flushed, 1);
+	if (!kunit_rcu_wait_flag(&e->go, KUNIT_RCU_GP_TIMEOUT_MS))
+		return;
 	rcu_barrier();
 	e->at_return = atomic_read(&e->b->calls);
+	atomic_set_release(&e->returned, 1);
 }
 
 /*
  * Covers: MOD-1
  *
- * The module-exit pattern: callbacks are queued on every online CPU (on
- * all but the barrier's own CPU, the first is slow to run and delays the
- * others), the queueing stops, and rcu_barrier() is called at once,
- * while they all still wait for their grace period.  When the barrier
- * returns, every callback on every CPU has run exactly once, and none
- * runs after it.
+ * The module-exit pattern: callbacks are queued on every online CPU but
+ * the barrier's own (which has none pending: a barrier there ran first,
+ * in the same kthread, before the reader began), the queueing stops, and
+ * rcu_barrier() is called while a reader on another CPU holds the grace
+ * period they all wait for.  The callbacks
+ * stay pending and the barrier does not return while the reader runs;
+ * when it returns, every callback on every CPU has run exactly once, and
+ * none runs after it.
  */
 static void rcu_hotplug_barrier_at_exit(struct kunit *test)
 {
 	struct hp_exit *e = kunit_kzalloc(test, sizeof(*e), GFP_KERNEL);
-	int bcpu;
+	struct kunit_rcu_work *rw, *bw;
+	int bcpu, rcpu, ran_held;
+	bool early;
 
 	KUNIT_ASSERT_NOT_NULL(test, e);
 	e->b = kunit_kzalloc(test, sizeof(*e->b), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, e->b);
 	bcpu = kunit_rcu_target_cpu(test);
-	KUNIT_ASSERT_TRUE(test, kunit_rcu_run_on_cpu(test, bcpu, hp_exit_fn, e, false,
-						     KUNIT_RCU_GP_TIMEOUT_MS));
-	e->b->queued = e->slots * HP_CBS_PER_CPU;
-	KUNIT_EXPECT_GE(test, e->slots, 2);
+	rcpu = kunit_rcu_other_cpu(bcpu);
+	e->bcpu = bcpu;
+
+	bw = kunit_rcu_start_on_cpu(test, bcpu, hp_exit_barrier_fn, e, false);
+	KUNIT_ASSERT_TRUE_MSG(test, bw && kunit_rcu_wait_flag(&e->flushed, KUNIT_RCU_GP_TIMEOUT_MS),
+			      "the first rcu_barrier() on CPU %d did not return within %d ms",
+			      bcpu, KUNIT_RCU_GP_TIMEOUT_MS);
+	rw = kunit_rcu_start_on_cpu(test, rcpu, kunit_rcu_hold_reader, &e->hold, false);
+	if (!rw || !kunit_rcu_wait_flag(&e->hold.in_reader, KUNIT_RCU_PROMPT_MS)) {
+		atomic_set_release(&e->hold.release, 1);
+		atomic_set_release(&e->go, 1);
+		kunit_rcu_finish(test, rw, KUNIT_RCU_PROMPT_MS);
+		kunit_rcu_finish(test, bw, KUNIT_RCU_GP_TIMEOUT_MS);
+		KUNIT_FAIL(test, "the reader did not begin within %d ms", KUNIT_RCU_PROMPT_MS);
+		return;
+	}
+	hp_exit_queue(e);
+	atomic_set_release(&e->go, 1);
+	early = kunit_rcu_wait_flag(&e->returned, KUNIT_RCU_GP_HOLD_MS);
+	ran_held = atomic_read(&e->b->calls);
+	atomic_set_release(&e->hold.release, 1);
+	kunit_rcu_finish(test, rw, KUNIT_RCU_PROMPT_MS);
+	KUNIT_ASSERT_TRUE_MSG(test, kunit_rcu_finish(test, bw, KUNIT_RCU_GP_TIMEOUT_MS),
+			      "rcu_barrier() did not return within %d ms of the reader",
+			      KUNIT_RCU_GP_TIMEOUT_MS);
+
+	KUNIT_EXPECT_GE(test, e->slots, 1);
+	KUNIT_EXPECT_TRUE_MSG(test, e->hold.released, "the reader ended by its bound");
+	KUNIT_EXPECT_EQ_MSG(test, ran_held, 0,
+			    "callbacks ran while a reader held their grace period");
+	KUNIT_EXPECT_FALSE_MSG(test, early,
+			       "rcu_barrier() on CPU %d returned while callbacks of other CPUs waited for a grace period",
+			       bcpu);
 	KUNIT_EXPECT_EQ_MSG(test, e->at_return, e->b->queued,
 			    "callbacks run when rcu_barrier() returned on CPU %d", bcpu);
 	hp_expect_each_once(test, e->b, e->slots, "when rcu_barrier() returned");
@@ -227,7 +261,7 @@ static void rcu_hotplug_offline_callbacks(struct kunit *test)
 	int other = kunit_rcu_other_cpu(cpu);
 
 	KUNIT_ASSERT_NOT_NULL(test, b);
-	hp_queue_on(test, b, cpu, 0, false);
+	hp_queue_on(test, b, cpu, 0);
 	KUNIT_ASSERT_EQ_MSG(test, hp_offline(test, cpu), 0, "cannot take CPU %d offline", cpu);
 	KUNIT_EXPECT_TRUE_MSG(test, kunit_rcu_wait_until(hp_all_called, b, KUNIT_RCU_GP_TIMEOUT_MS),
 			      "%d of %d callbacks of offline CPU %d ran within %d ms",
@@ -246,17 +280,25 @@ struct hp_state {
 	int state;			/* the dynamic cpuhp state */
 	bool stuck;			/* the hotplug did not finish: leave the state */
 	atomic_t down, up;		/* which callbacks finished */
-	struct rcu_gp_oldstate before;	/* full polled state taken before the hotplug */
-	bool gp_down, gp_up;		/* the cookie was complete in them */
+	bool norm[2], exp[2];		/* down, up: each kind of grace period ended */
 };
 
 static struct hp_state *hp_state;
 
-/* What a cpuhp callback may do: every kind of synchronous grace period and a barrier. */
-static void hp_wait_all(void)
+/*
+ * What a cpuhp callback may do: a normal and an expedited synchronous
+ * grace period (each proved on its own sequence) and a barrier.
+ */
+static void hp_wait_all(struct hp_state *s, int up)
 {
+	struct kunit_rcu_seq seq;
+
+	kunit_rcu_seq_snap(&seq);
 	synchronize_rcu();
+	s->norm[up] = kunit_rcu_normal_done(&seq);
+	kunit_rcu_seq_snap(&seq);
 	synchronize_rcu_expedited();
+	s->exp[up] = kunit_rcu_exp_done(&seq);
 	rcu_barrier();
 }
 
@@ -266,8 +308,7 @@ static int hp_teardown(unsigned int cpu)
 
 	if (!s || cpu != s->cpu)
 		return 0;
-	hp_wait_all();
-	s->gp_down = poll_state_synchronize_rcu_full(&s->before);
+	hp_wait_all(s, 0);
 	atomic_set(&s->down, 1);
 	return 0;
 }
@@ -278,8 +319,7 @@ static int hp_startup(unsigned int cpu)
 
 	if (!s || cpu != s->cpu)
 		return 0;
-	hp_wait_all();
-	s->gp_up = poll_state_synchronize_rcu_full(&s->before);
+	hp_wait_all(s, 1);
 	atomic_set(&s->up, 1);
 	return 0;
 }
@@ -310,8 +350,9 @@ static void hp_offline_fn(void *arg)
  * CPU-hotplug callbacks (a dynamic online state, run on the way down and
  * on the way up) call synchronize_rcu(), synchronize_rcu_expedited() and
  * rcu_barrier(): the CPU goes offline and comes back within a bound (no
- * deadlock with the hotplug lock), and each grace period really
- * elapsed (a cookie taken before the hotplug is complete in both).
+ * deadlock with the hotplug lock), and in each callback a normal grace
+ * period (boot-time expediting undone) and an expedited one really
+ * ended, each proved on its own sequence.
  */
 static void rcu_hotplug_gp_in_cpuhp_callbacks(struct kunit *test)
 {
@@ -327,8 +368,7 @@ static void rcu_hotplug_gp_in_cpuhp_callbacks(struct kunit *test)
 	KUNIT_ASSERT_GE(test, state, 0);
 	s->state = state;
 	kunit_add_named_resource(test, NULL, hp_remove_state, &hp_state_res, "hp_state", s);
-	/* _full: during boot, synchronize_rcu() is expedited. */
-	get_state_synchronize_rcu_full(&s->before);
+	kunit_rcu_unexpedite(test);
 	WRITE_ONCE(hp_state, s);
 	w = kunit_rcu_start_on_cpu(test, kunit_rcu_other_cpu(cpu), hp_offline_fn, s, false);
 	s->stuck = !kunit_rcu_finish(test, w, HP_HOTPLUG_MS);
@@ -337,8 +377,14 @@ static void rcu_hotplug_gp_in_cpuhp_callbacks(struct kunit *test)
 			       cpu, HP_HOTPLUG_MS);
 	KUNIT_EXPECT_EQ_MSG(test, atomic_read(&s->down), 1, "teardown callback did not finish");
 	KUNIT_EXPECT_EQ_MSG(test, atomic_read(&s->up), 1, "startup callback did not finish");
-	KUNIT_EXPECT_TRUE_MSG(test, s->gp_down, "no grace period elapsed in the teardown callback");
-	KUNIT_EXPECT_TRUE_MSG(test, s->gp_up, "no grace period elapsed in the startup callback");
+	KUNIT_EXPECT_TRUE_MSG(test, s->norm[0] && s->exp[0],
+			      "teardown callback: normal grace period %s, expedited %s",
+			      s->norm[0] ? "ended" : "did not end",
+			      s->exp[0] ? "ended" : "did not end");
+	KUNIT_EXPECT_TRUE_MSG(test, s->norm[1] && s->exp[1],
+			      "startup callback: normal grace period %s, expedited %s",
+			      s->norm[1] ? "ended" : "did not end",
+			      s->exp[1] ? "ended" : "did not end");
 	KUNIT_EXPECT_TRUE(test, cpu_online(cpu));
 }
 

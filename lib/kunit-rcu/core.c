@@ -10,6 +10,7 @@
 #include <linux/context_tracking.h>
 #include <linux/cpumask.h>
 #include <linux/delay.h>
+#include <linux/hrtimer.h>
 #include <linux/irq_work.h>
 #include <linux/kthread.h>
 #include <linux/percpu.h>
@@ -112,6 +113,23 @@ bool kunit_rcu_spin_until(bool (*done)(void *arg), void *arg, unsigned int ms)
 	return true;
 }
 
+/*
+ * Sleeps for @min_us to @max_us on a timer pinned to this CPU.
+ * usleep_range()'s timer is not pinned: with NO_HZ_COMMON the timer
+ * code may queue it on another, busy housekeeping CPU (always, from a
+ * nohz_full CPU), and when a case holds that CPU with interrupts
+ * disabled the test thread sleeps until the hold ends by its bound.
+ * Seen under CONFIG=nohz: every irq-disabled hold ran to its 2 s bound.
+ */
+static void kunit_rcu_sleep_us(unsigned int min_us, unsigned int max_us)
+{
+	ktime_t t = ns_to_ktime((u64)min_us * NSEC_PER_USEC);
+
+	set_current_state(TASK_UNINTERRUPTIBLE);
+	schedule_hrtimeout_range(&t, (u64)(max_us - min_us) * NSEC_PER_USEC,
+				 HRTIMER_MODE_REL_PINNED);
+}
+
 /**
  * kunit_rcu_wait_until() - sleep-wait for a condition, bounded
  * @done: the condition
@@ -128,7 +146,7 @@ bool kunit_rcu_wait_until(bool (*done)(void *arg), void *arg, unsigned int ms)
 	while (!done(arg)) {
 		if (kunit_rcu_now_ms() > end)
 			return done(arg);
-		usleep_range(500, 1000);
+		kunit_rcu_sleep_us(500, 1000);
 	}
 	return true;
 }
@@ -139,8 +157,8 @@ bool kunit_rcu_wait_until(bool (*done)(void *arg), void *arg, unsigned int ms)
  *
  * msleep() counts jiffies, which stand still while the CPU that keeps
  * time (with a periodic tick, always the boot CPU) is held in a handler
- * or with interrupts disabled.  This sleeps in short hrtimer steps and
- * bounds the total with the monotonic clock.
+ * or with interrupts disabled.  This sleeps in short steps of an hrtimer
+ * pinned to this CPU and bounds the total with the monotonic clock.
  */
 void kunit_rcu_delay_ms(unsigned int ms)
 {
@@ -148,7 +166,7 @@ void kunit_rcu_delay_ms(unsigned int ms)
 
 	might_sleep();
 	while (kunit_rcu_now_ms() <= end)
-		usleep_range(100, 200);
+		kunit_rcu_sleep_us(100, 200);
 }
 
 static bool kunit_rcu_flag_set(void *flag)
@@ -685,13 +703,45 @@ void kunit_rcu_chain_raise(void *chain)
 }
 
 /**
+ * kunit_rcu_hold_spin() - the inside of a held reader, any kind
+ * @h: the reader's handshake
+ *
+ * Call it inside the reader (rcu_read_lock(), a bh-, preempt- or
+ * irq-disabled region, in any context): signals ->in_reader and spins
+ * until the test thread sets ->release or KUNIT_RCU_PROMPT_MS pass.
+ * Then, still inside, it records whether the grace periods that
+ * kunit_rcu_expect_gp_held() requested meanwhile ended.  End the reader
+ * and call kunit_rcu_hold_ended().
+ */
+void kunit_rcu_hold_spin(struct kunit_rcu_hold *h)
+{
+	atomic_set_release(&h->in_reader, 1);
+	h->released = kunit_rcu_spin_flag(&h->release, KUNIT_RCU_PROMPT_MS);
+	if (atomic_read_acquire(&h->armed)) {
+		h->held_ms = kunit_rcu_now_ms() - h->armed_ms;
+		h->normal_ended = kunit_rcu_normal_done(&h->seq);
+		h->exp_ended = kunit_rcu_exp_done(&h->seq);
+		h->sampled = true;
+	}
+}
+
+/**
+ * kunit_rcu_hold_ended() - a held reader has ended
+ * @h: the reader's handshake
+ */
+void kunit_rcu_hold_ended(struct kunit_rcu_hold *h)
+{
+	kunit_rcu_snap(&h->out);
+	atomic_set_release(&h->ended, 1);
+}
+
+/**
  * kunit_rcu_hold_reader() - hold an RCU reader open until released
  * @hold: a struct kunit_rcu_hold
  *
  * Meant to run in any context (task, hardirq, NMI-like handler, a
  * fake EQS after ct_irq_enter()): begins a reader, records the state
- * in it, signals ->in_reader and spins until the test thread sets
- * ->release or KUNIT_RCU_PROMPT_MS pass, then ends the reader and
+ * in it, holds it (kunit_rcu_hold_spin()), then ends the reader and
  * records the state after it.  Pair it with kunit_rcu_expect_gp_held().
  */
 void kunit_rcu_hold_reader(void *hold)
@@ -700,10 +750,9 @@ void kunit_rcu_hold_reader(void *hold)
 
 	rcu_read_lock();
 	kunit_rcu_snap(&h->in);
-	atomic_set_release(&h->in_reader, 1);
-	h->released = kunit_rcu_spin_flag(&h->release, KUNIT_RCU_PROMPT_MS);
+	kunit_rcu_hold_spin(h);
 	rcu_read_unlock();
-	kunit_rcu_snap(&h->out);
+	kunit_rcu_hold_ended(h);
 }
 
 /**
@@ -841,46 +890,52 @@ void kunit_rcu_unexpedite(struct kunit *test)
  * @where: what holds it, for the failure messages
  *
  * Waits (bounded) for the reader to begin, requests a normal and an
- * expedited grace period, and checks that neither ends within
- * KUNIT_RCU_GP_HOLD_MS; then releases the reader and checks that each ends
- * within KUNIT_RCU_GP_TIMEOUT_MS, each on its own sequence (a normal
- * grace period is not taken for ended because an expedited one did).
+ * expedited grace period, lets the reader run for KUNIT_RCU_GP_HOLD_MS
+ * more and releases it.  The reader itself, just before it ends, samples
+ * whether either grace period ended (each on its own sequence: a normal
+ * grace period is not taken for ended because an expedited one did), so
+ * the verdict does not depend on when this thread runs: neither may have
+ * ended, and each must end within KUNIT_RCU_GP_TIMEOUT_MS of the reader.
  * The reader is released on every path.
  */
 void kunit_rcu_expect_gp_held(struct kunit *test, struct kunit_rcu_hold *h,
 			      const char *where)
 {
-	struct kunit_rcu_seq seq;
-	bool norm_held, exp_held;
-	u64 start, took;
-
 	if (!kunit_rcu_wait_flag(&h->in_reader, KUNIT_RCU_PROMPT_MS)) {
 		atomic_set(&h->release, 1);
 		KUNIT_FAIL(test, "%s: the reader did not begin within %d ms",
 			   where, KUNIT_RCU_PROMPT_MS);
 		return;
 	}
-	start = kunit_rcu_now_ms();
-	kunit_rcu_seq_snap(&seq);
+	kunit_rcu_seq_snap(&h->seq);
 	start_poll_synchronize_rcu();
 	start_poll_synchronize_rcu_expedited();
+	h->armed_ms = kunit_rcu_now_ms();
+	atomic_set_release(&h->armed, 1);
 	kunit_rcu_delay_ms(KUNIT_RCU_GP_HOLD_MS);
-	norm_held = !kunit_rcu_normal_done(&seq);
-	exp_held = !kunit_rcu_exp_done(&seq);
 	atomic_set_release(&h->release, 1);
-	took = kunit_rcu_now_ms() - start;
+	if (!kunit_rcu_wait_flag(&h->ended, KUNIT_RCU_PROMPT_MS)) {
+		KUNIT_FAIL(test, "%s: the reader did not end within %d ms of its release",
+			   where, KUNIT_RCU_PROMPT_MS);
+		return;
+	}
 
-	KUNIT_EXPECT_TRUE_MSG(test, norm_held,
-			      "%s: a normal grace period ended while the reader ran (%llu ms)",
-			      where, took);
-	KUNIT_EXPECT_TRUE_MSG(test, exp_held,
-			      "%s: an expedited grace period ended while the reader ran (%llu ms)",
-			      where, took);
-	KUNIT_EXPECT_TRUE_MSG(test, kunit_rcu_wait_until(kunit_rcu_normal_done, &seq,
+	KUNIT_ASSERT_TRUE_MSG(test, h->sampled,
+			      "%s: the reader ended before grace periods were requested", where);
+	KUNIT_EXPECT_GE_MSG(test, h->held_ms, (u64)KUNIT_RCU_GP_HOLD_MS,
+			    "%s: the reader ran too briefly after the grace-period requests",
+			    where);
+	KUNIT_EXPECT_FALSE_MSG(test, h->normal_ended,
+			       "%s: a normal grace period ended while the reader ran (%llu ms)",
+			       where, h->held_ms);
+	KUNIT_EXPECT_FALSE_MSG(test, h->exp_ended,
+			       "%s: an expedited grace period ended while the reader ran (%llu ms)",
+			       where, h->held_ms);
+	KUNIT_EXPECT_TRUE_MSG(test, kunit_rcu_wait_until(kunit_rcu_normal_done, &h->seq,
 							 KUNIT_RCU_GP_TIMEOUT_MS),
 			      "%s: no normal grace period ended within %d ms of the reader",
 			      where, KUNIT_RCU_GP_TIMEOUT_MS);
-	KUNIT_EXPECT_TRUE_MSG(test, kunit_rcu_wait_until(kunit_rcu_exp_done, &seq,
+	KUNIT_EXPECT_TRUE_MSG(test, kunit_rcu_wait_until(kunit_rcu_exp_done, &h->seq,
 							 KUNIT_RCU_GP_TIMEOUT_MS),
 			      "%s: no expedited grace period ended within %d ms of the reader",
 			      where, KUNIT_RCU_GP_TIMEOUT_MS);
@@ -893,6 +948,7 @@ void kunit_rcu_expect_gp_held(struct kunit *test, struct kunit_rcu_hold *h,
  * itself see whether the splat came, so a missing diagnosis fails it.
  */
 static const char *kunit_rcu_needle;
+static const char *kunit_rcu_required;
 static atomic_t kunit_rcu_needle_seen;
 static struct kunit_resource kunit_rcu_splat_res;
 
@@ -917,17 +973,21 @@ static bool kunit_rcu_needle_in(const char *needle, const char *buf, size_t len)
 
 static void kunit_rcu_probe_console(void *ignore, const char *buf, size_t len)
 {
-	const char *needle = READ_ONCE(kunit_rcu_needle);
+	const char *required = READ_ONCE(kunit_rcu_required);
 
-	if (needle && kunit_rcu_needle_in(needle, buf, len))
+	if (required && kunit_rcu_needle_in(required, buf, len))
 		atomic_set(&kunit_rcu_needle_seen, 1);
 }
 
+/* Ends the window on every path, so that the tooling stops excusing splats. */
 static void kunit_rcu_splat_free(struct kunit_resource *res)
 {
 	unregister_trace_console(kunit_rcu_probe_console, NULL);
 	tracepoint_synchronize_unregister();
+	WRITE_ONCE(kunit_rcu_required, NULL);
 	WRITE_ONCE(kunit_rcu_needle, NULL);
+	/* Not quoting the needle: the tooling would take this line for the splat. */
+	pr_info("kunit-rcu: expect splat end\n");
 }
 
 /**
@@ -937,26 +997,42 @@ static void kunit_rcu_splat_free(struct kunit_resource *res)
  *	separated by '|'; the tooling reads it as a regular expression, so
  *	keep it free of other regex specials than '.' and '|' (each text
  *	shorter than 64 characters)
+ * @required: the diagnosis the case is about, or several separated by
+ *	'|': a text that must appear anywhere in the console output (the
+ *	splat's body included) before kunit_rcu_expect_splat_end(); NULL:
+ *	one of @needle
  *
- * Until kunit_rcu_expect_splat_end(), splats whose first line contains
- * @needle do not fail the run; any other splat still does.
+ * Until kunit_rcu_expect_splat_end(), or the end of the case on any
+ * path, splats whose first line contains @needle do not fail the run; any
+ * other splat still does.  A splat that @needle excuses but that is not
+ * @required (a side warning of the same fault) does not satisfy the case.
  */
-void kunit_rcu_expect_splat_begin(struct kunit *test, const char *needle)
+void kunit_rcu_expect_splat_begin(struct kunit *test, const char *needle,
+				  const char *required)
 {
 	int ret;
 
 	KUNIT_ASSERT_NULL_MSG(test, READ_ONCE(kunit_rcu_needle), "nested expected splats");
-	pr_info("kunit-rcu: expect splat: %s\n", needle);
 	atomic_set(&kunit_rcu_needle_seen, 0);
-	WRITE_ONCE(kunit_rcu_needle, needle);
+	WRITE_ONCE(kunit_rcu_required, required ?: needle);
 	ret = register_trace_console(kunit_rcu_probe_console, NULL);
-	KUNIT_ASSERT_EQ_MSG(test, ret, 0, "cannot hook the console tracepoint");
+	if (ret) {
+		WRITE_ONCE(kunit_rcu_required, NULL);
+		KUNIT_FAIL(test, "cannot hook the console tracepoint: %d", ret);
+		return;
+	}
 	ret = kunit_add_named_resource(test, NULL, kunit_rcu_splat_free,
 				       &kunit_rcu_splat_res, "kunit_rcu_splat", NULL);
 	if (ret) {
-		kunit_rcu_splat_free(NULL);
+		unregister_trace_console(kunit_rcu_probe_console, NULL);
+		tracepoint_synchronize_unregister();
+		WRITE_ONCE(kunit_rcu_required, NULL);
 		KUNIT_FAIL(test, "cannot track the console hook: %d", ret);
+		return;
 	}
+	/* Only now: every path from here ends the window (kunit_rcu_splat_free()). */
+	WRITE_ONCE(kunit_rcu_needle, needle);
+	pr_info("kunit-rcu: expect splat: %s\n", needle);
 }
 
 /**
@@ -969,10 +1045,12 @@ bool kunit_rcu_expect_splat_end(struct kunit *test)
 {
 	bool seen;
 
+	if (!READ_ONCE(kunit_rcu_needle)) {
+		KUNIT_FAIL(test, "no expected splat was declared");
+		return false;
+	}
 	kunit_destroy_named_resource(test, "kunit_rcu_splat");
 	seen = atomic_read(&kunit_rcu_needle_seen);
-	pr_info("kunit-rcu: expect splat end\n");
-	/* Not quoting @needle: the tooling would take this line for the splat. */
-	KUNIT_EXPECT_TRUE_MSG(test, seen, "the splat declared above did not appear");
+	KUNIT_EXPECT_TRUE_MSG(test, seen, "the diagnosis declared above did not appear");
 	return seen;
 }

@@ -170,6 +170,15 @@ void kunit_rcu_entry_handler(void);
  * @released: the reader ended because it was released (not by its bound)
  * @in: state inside the reader
  * @out: state after the reader ended
+ * @armed: set by kunit_rcu_expect_gp_held() once @seq is taken and grace
+ *	periods are requested
+ * @armed_ms: kunit_rcu_now_ms() when @armed was set
+ * @seq: ends of the grace periods requested while the reader ran
+ * @sampled: the reader sampled @seq just before it ended (@armed was set)
+ * @held_ms: how long the reader ran after @armed_ms
+ * @normal_ended: a normal grace period ended at @seq while the reader ran
+ * @exp_ended: an expedited grace period ended at @seq while the reader ran
+ * @ended: set after the reader ended and @out is taken
  */
 struct kunit_rcu_hold {
 	atomic_t in_reader;
@@ -177,8 +186,18 @@ struct kunit_rcu_hold {
 	bool released;
 	struct kunit_rcu_snap in;
 	struct kunit_rcu_snap out;
+	atomic_t armed;
+	u64 armed_ms;
+	struct kunit_rcu_seq seq;
+	bool sampled;
+	u64 held_ms;
+	bool normal_ended;
+	bool exp_ended;
+	atomic_t ended;
 };
 
+void kunit_rcu_hold_spin(struct kunit_rcu_hold *h);
+void kunit_rcu_hold_ended(struct kunit_rcu_hold *h);
 void kunit_rcu_hold_reader(void *hold);
 void kunit_rcu_hold_reader_irqs_off(void *hold);
 void kunit_rcu_expect_gp_held(struct kunit *test, struct kunit_rcu_hold *h,
@@ -213,7 +232,8 @@ struct kunit_rcu_chain {
 void kunit_rcu_chain_raise(void *chain);
 
 /* Splats provoked on purpose. */
-void kunit_rcu_expect_splat_begin(struct kunit *test, const char *needle);
+void kunit_rcu_expect_splat_begin(struct kunit *test, const char *needle,
+				  const char *required);
 bool kunit_rcu_expect_splat_end(struct kunit *test);
 
 #endif /* _KUNIT_RCU_H */
