@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """Paths, settings, configs (configs/<name>.config) and the error type shared by every kunit-rcu stage."""
 
+import json
 import os
 import re
 import shlex
@@ -99,6 +100,19 @@ def results_dir(arch: str, config: str, extra: bool) -> str:
 	base = os.environ.get('KUNIT_RCU_RESULTS') or os.path.join(REPO, 'results')
 	name = f'{arch}-{config}' + ('-extra' if extra else '')
 	return os.path.join(os.path.abspath(base), name)
+
+
+def load_tooling_result(arch: str, name: str) -> Optional[dict]:
+	"""A tooling check's result file name in results/<arch>-default; None if absent or unreadable.
+
+	The Kconfig rules and the flavor-API check write there; a make run of
+	that arch clears the directory, so None also means "not run since".
+	"""
+	try:
+		with open(os.path.join(results_dir(arch, 'default', False), name)) as f:
+			return json.load(f)
+	except (OSError, ValueError):
+		return None
 
 
 def check_arch(arch: str) -> None:

@@ -22,6 +22,7 @@ import time
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 from . import locks
+from .common import load_tooling_result
 from .common import ARCHES, build_dir, log, results_dir, tree_dir
 
 NAME = 'flavor_api'
@@ -182,9 +183,4 @@ def check_tree() -> Tuple[int, int, int]:
 
 def load_result(arch: str) -> Optional[dict]:
 	"""The check's result in results/<arch>-default; None if not run since the last make run."""
-	path = os.path.join(results_dir(arch, 'default', False), RESULT_FILE)
-	try:
-		with open(path) as f:
-			return json.load(f)
-	except (OSError, ValueError):
-		return None
+	return load_tooling_result(arch, RESULT_FILE)

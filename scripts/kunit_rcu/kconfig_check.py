@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from . import kbuild, locks
+from .common import load_tooling_result
 from .common import (UserError, build_dir, git, load_config, log, results_dir,
 		     tree_dir)
 from .common import run as run_cmd
@@ -558,9 +559,4 @@ def check_builds(runs: Sequence[Tuple[str, str]]) -> Tuple[int, int, int]:
 
 def load_result(arch: str) -> Optional[dict]:
 	"""The check's result for ARCH=arch CONFIG=default; None if not run since the last make run."""
-	path = os.path.join(results_dir(arch, 'default', False), RESULT_FILE)
-	try:
-		with open(path) as f:
-			return json.load(f)
-	except (OSError, ValueError):
-		return None
+	return load_tooling_result(arch, RESULT_FILE)
