@@ -12,6 +12,7 @@
 #include <linux/delay.h>
 #include <linux/hrtimer.h>
 #include <linux/irq_work.h>
+#include <linux/kmsg_dump.h>
 #include <linux/kthread.h>
 #include <linux/percpu.h>
 #include <linux/preempt.h>
@@ -22,7 +23,6 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/timekeeping.h>
-#include <trace/events/printk.h>
 
 #include "kunit_rcu.h"
 #include "rcu.h"
@@ -678,6 +678,8 @@ static void kunit_rcu_chain_handler(void *arg)
 		c->raised[l + 1] = kunit_rcu_raise(c->entry[l + 1], kunit_rcu_chain_handler, c);
 	else if (c->hold_reader)
 		kunit_rcu_hold_reader(&c->hold);
+	else if (c->might_sleep)
+		__might_sleep(__FILE__, __LINE__);
 	kunit_rcu_snap(&c->out[l]);
 }
 
@@ -944,12 +946,14 @@ void kunit_rcu_expect_gp_held(struct kunit *test, struct kunit_rcu_hold *h,
 /*
  * Expected splats.  The tooling excuses a splat whose first line matches
  * the expression printed in "kunit-rcu: expect splat: <expression>", up
- * to "kunit-rcu: expect splat end"; the console tracepoint lets the case
- * itself see whether the splat came, so a missing diagnosis fails it.
+ * to "kunit-rcu: expect splat end"; the case itself reads the kernel log
+ * written since the window opened, so a missing diagnosis fails it.  The
+ * log, not the console tracepoint: a tracepoint probe may not run in NMI
+ * context, where some of the provoked splats are printed.
  */
 static const char *kunit_rcu_needle;
 static const char *kunit_rcu_required;
-static atomic_t kunit_rcu_needle_seen;
+static u64 kunit_rcu_splat_seq;
 static struct kunit_resource kunit_rcu_splat_res;
 
 /* Does @buf contain one of the '|'-separated texts of @needle? */
@@ -971,19 +975,27 @@ static bool kunit_rcu_needle_in(const char *needle, const char *buf, size_t len)
 	return false;
 }
 
-static void kunit_rcu_probe_console(void *ignore, const char *buf, size_t len)
+/* Is one of @required's texts in a log line printed since @seq? */
+static bool kunit_rcu_log_has(const char *required, u64 seq)
 {
-	const char *required = READ_ONCE(kunit_rcu_required);
+	struct kmsg_dump_iter iter;
+	size_t len;
+	bool found = false;
+	char *line = kmalloc(PAGE_SIZE, GFP_KERNEL);
 
-	if (required && kunit_rcu_needle_in(required, buf, len))
-		atomic_set(&kunit_rcu_needle_seen, 1);
+	if (!line)
+		return false;
+	kmsg_dump_rewind(&iter);
+	iter.cur_seq = max(iter.cur_seq, seq);
+	while (!found && kmsg_dump_get_line(&iter, false, line, PAGE_SIZE, &len))
+		found = kunit_rcu_needle_in(required, line, len);
+	kfree(line);
+	return found;
 }
 
 /* Ends the window on every path, so that the tooling stops excusing splats. */
 static void kunit_rcu_splat_free(struct kunit_resource *res)
 {
-	unregister_trace_console(kunit_rcu_probe_console, NULL);
-	tracepoint_synchronize_unregister();
 	WRITE_ONCE(kunit_rcu_required, NULL);
 	WRITE_ONCE(kunit_rcu_needle, NULL);
 	/* Not quoting the needle: the tooling would take this line for the splat. */
@@ -998,41 +1010,36 @@ static void kunit_rcu_splat_free(struct kunit_resource *res)
  *	keep it free of other regex specials than '.' and '|' (each text
  *	shorter than 64 characters)
  * @required: the diagnosis the case is about, or several separated by
- *	'|': a text that must appear anywhere in the console output (the
- *	splat's body included) before kunit_rcu_expect_splat_end(); NULL:
- *	one of @needle
+ *	'|': a text that must appear anywhere in the kernel log (the splat's
+ *	body included) before kunit_rcu_expect_splat_end(); NULL: one of
+ *	@needle
  *
  * Until kunit_rcu_expect_splat_end(), or the end of the case on any
  * path, splats whose first line contains @needle do not fail the run; any
  * other splat still does.  A splat that @needle excuses but that is not
  * @required (a side warning of the same fault) does not satisfy the case.
+ * The splat may be printed in any context, NMI included.
  */
 void kunit_rcu_expect_splat_begin(struct kunit *test, const char *needle,
 				  const char *required)
 {
+	struct kmsg_dump_iter iter;
 	int ret;
 
 	KUNIT_ASSERT_NULL_MSG(test, READ_ONCE(kunit_rcu_needle), "nested expected splats");
-	atomic_set(&kunit_rcu_needle_seen, 0);
-	WRITE_ONCE(kunit_rcu_required, required ?: needle);
-	ret = register_trace_console(kunit_rcu_probe_console, NULL);
-	if (ret) {
-		WRITE_ONCE(kunit_rcu_required, NULL);
-		KUNIT_FAIL(test, "cannot hook the console tracepoint: %d", ret);
-		return;
-	}
 	ret = kunit_add_named_resource(test, NULL, kunit_rcu_splat_free,
 				       &kunit_rcu_splat_res, "kunit_rcu_splat", NULL);
 	if (ret) {
-		unregister_trace_console(kunit_rcu_probe_console, NULL);
-		tracepoint_synchronize_unregister();
-		WRITE_ONCE(kunit_rcu_required, NULL);
-		KUNIT_FAIL(test, "cannot track the console hook: %d", ret);
+		KUNIT_FAIL(test, "cannot track the expected splat: %d", ret);
 		return;
 	}
 	/* Only now: every path from here ends the window (kunit_rcu_splat_free()). */
 	WRITE_ONCE(kunit_rcu_needle, needle);
+	WRITE_ONCE(kunit_rcu_required, required ?: needle);
 	pr_info("kunit-rcu: expect splat: %s\n", needle);
+	/* After the line above, which quotes the needle. */
+	kmsg_dump_rewind(&iter);
+	kunit_rcu_splat_seq = iter.next_seq;
 }
 
 /**
@@ -1049,8 +1056,54 @@ bool kunit_rcu_expect_splat_end(struct kunit *test)
 		KUNIT_FAIL(test, "no expected splat was declared");
 		return false;
 	}
+	seen = kunit_rcu_log_has(READ_ONCE(kunit_rcu_required), kunit_rcu_splat_seq);
 	kunit_destroy_named_resource(test, "kunit_rcu_splat");
-	seen = atomic_read(&kunit_rcu_needle_seen);
 	KUNIT_EXPECT_TRUE_MSG(test, seen, "the diagnosis declared above did not appear");
 	return seen;
+}
+
+/* When kunit_rcu_expect_might_sleep() last made the check report. */
+static unsigned long kunit_rcu_might_sleep_jiffies;
+
+/**
+ * kunit_rcu_expect_might_sleep() - the scheduler catches sleeping in an entry
+ * @test: the test case; it fails unless the report comes
+ * @cpu: where to raise the entry
+ * @e: the NMI-like entry
+ * @eqs: raise it from a fake extended quiescent state, not task context
+ *
+ * The handler of @e calls __might_sleep(), the check behind might_sleep()
+ * and every sleeping primitive, and the case declares the report that
+ * check must print, "BUG: sleeping function called from invalid context".
+ * The check reports at most once a second (HZ jiffies): this waits that
+ * long after its previous report.  Needs CONFIG_DEBUG_ATOMIC_SLEEP (the
+ * case is skipped without it).
+ */
+void kunit_rcu_expect_might_sleep(struct kunit *test, int cpu, enum kunit_rcu_entry e,
+				  bool eqs)
+{
+	struct kunit_rcu_chain *c;
+	u64 bound = kunit_rcu_now_ms() + 3 * MSEC_PER_SEC;
+
+	if (!IS_ENABLED(CONFIG_DEBUG_ATOMIC_SLEEP))
+		kunit_skip(test, "needs CONFIG_DEBUG_ATOMIC_SLEEP");
+	c = kunit_kzalloc(test, sizeof(*c), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, c);
+	c->entry[0] = e;
+	c->depth = 1;
+	c->might_sleep = true;
+	while (kunit_rcu_might_sleep_jiffies &&
+	       time_before_eq(jiffies, kunit_rcu_might_sleep_jiffies + HZ) &&
+	       kunit_rcu_now_ms() < bound)
+		kunit_rcu_delay_ms(20);
+
+	kunit_rcu_expect_splat_begin(test, "sleeping function called from invalid context", NULL);
+	KUNIT_ASSERT_TRUE(test, kunit_rcu_run_on_cpu(test, cpu, kunit_rcu_chain_raise, c, eqs,
+						     KUNIT_RCU_PROMPT_MS));
+	kunit_rcu_might_sleep_jiffies = jiffies;
+	KUNIT_ASSERT_EQ_MSG(test, c->raised[0], 0, "%s from %s not taken",
+			    kunit_rcu_entry_name(e), eqs ? "EQS" : "task");
+	KUNIT_EXPECT_TRUE_MSG(test, kunit_rcu_expect_splat_end(test),
+			      "%s from %s: might_sleep() in its handler was not reported",
+			      kunit_rcu_entry_name(e), eqs ? "EQS" : "task");
 }

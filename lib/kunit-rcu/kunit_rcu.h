@@ -211,6 +211,8 @@ void kunit_rcu_expect_gp_held(struct kunit *test, struct kunit_rcu_hold *h,
  * @entry: the entries, outermost first
  * @depth: how many of @entry to nest (1..KUNIT_RCU_CHAIN_MAX)
  * @hold_reader: the innermost handler holds a reader (kunit_rcu_hold_reader())
+ * @might_sleep: the innermost handler runs the scheduler's check of a
+ *	function that might sleep (__might_sleep())
  * @level: handlers that ran
  * @raised: kunit_rcu_raise() result of each entry
  * @before: state before the outermost entry
@@ -223,6 +225,7 @@ struct kunit_rcu_chain {
 	enum kunit_rcu_entry entry[KUNIT_RCU_CHAIN_MAX];
 	unsigned int depth;
 	bool hold_reader;
+	bool might_sleep;
 	unsigned int level;
 	int raised[KUNIT_RCU_CHAIN_MAX];
 	struct kunit_rcu_snap before, in[KUNIT_RCU_CHAIN_MAX], out[KUNIT_RCU_CHAIN_MAX], after;
@@ -230,6 +233,8 @@ struct kunit_rcu_chain {
 };
 
 void kunit_rcu_chain_raise(void *chain);
+void kunit_rcu_expect_might_sleep(struct kunit *test, int cpu, enum kunit_rcu_entry e,
+				  bool eqs);
 
 /* Splats provoked on purpose. */
 void kunit_rcu_expect_splat_begin(struct kunit *test, const char *needle,

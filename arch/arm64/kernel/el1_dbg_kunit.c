@@ -168,11 +168,13 @@ static void rcu_el1_dbg_not_quiescent(struct kunit *test)
 /*
  * Covers: IST-7
  *
- * What catches sleeping or scheduling in a BRK handler on arm64:
- * interrupts are masked there (might_sleep() reports "sleeping function
- * called from invalid context") and do_debug_exception() disabled
- * preemption (schedule() reports "scheduling while atomic").  Unlike x86
- * it is the preemption count, not the NMI count, that is raised.
+ * Sleeping in a BRK handler is caught: the handler, entered from an EQS,
+ * runs the scheduler's might_sleep() check, which must report "sleeping
+ * function called from invalid context".  From task context and from
+ * the EQS, the handler also sees what makes that check and schedule()'s
+ * "scheduling while atomic" fire: interrupts masked and preemption
+ * disabled by do_debug_exception().  Unlike x86 it is the preemption
+ * count, not the NMI count, that is raised.
  */
 static void rcu_el1_dbg_cannot_schedule(struct kunit *test)
 {
@@ -193,6 +195,7 @@ static void rcu_el1_dbg_cannot_schedule(struct kunit *test)
 		if (eqs)
 			break;
 	}
+	kunit_rcu_expect_might_sleep(test, cpu, KUNIT_RCU_BRK, true);
 }
 
 static struct kunit_case rcu_el1_dbg_cases[] = {

@@ -255,12 +255,12 @@ static void rcu_ist_not_quiescent(struct kunit *test)
 /*
  * Covers: IST-7
  *
- * In every NMI-like handler, from task context and from an EQS, the
- * state that makes the scheduler's checks fire holds: the preempt count
- * carries the NMI and hardirq counts (schedule() reports "scheduling
- * while atomic", might_sleep() "sleeping function called from invalid
- * context"), interrupts are off and nothing is preemptible.  The case
- * does not sleep there: it asserts the state the checks read.
+ * Sleeping in an NMI-like handler is caught: in every entry, taken from
+ * an EQS, the handler runs the scheduler's might_sleep() check, which
+ * must report "sleeping function called from invalid context".  From
+ * task context and from the EQS, the handler also sees what makes that
+ * check and schedule()'s "scheduling while atomic" fire: NMI and hardirq
+ * counts in the preempt count, interrupts off, nothing preemptible.
  */
 static void rcu_ist_cannot_schedule(struct kunit *test)
 {
@@ -302,6 +302,7 @@ static void rcu_ist_cannot_schedule(struct kunit *test)
 			if (eqs)
 				break;
 		}
+		kunit_rcu_expect_might_sleep(test, cpu, entries[i], true);
 	}
 }
 
