@@ -21,7 +21,7 @@
 #include "kunit_rcu.h"
 
 /* Grace-period pairs tried while waiting for an idle CPU to stay asleep. */
-#define RCU_ENERGY_IDLE_TRIES	10
+#define RCU_ENERGY_IDLE_TRIES	30
 
 /* A normal and an expedited grace period, each bounded; true if both ended. */
 static bool rcu_energy_gp_pair(void)
