@@ -704,32 +704,13 @@ void kunit_rcu_chain_raise(void *chain)
 	preempt_enable();
 }
 
-/*
- * Released, or armed for ->armed_for_ms that have passed.  The clock is
- * read once in KUNIT_RCU_CLOCK_EVERY calls (see kunit_rcu_spin_until()).
- */
-static bool kunit_rcu_hold_over(void *arg)
-{
-	struct kunit_rcu_hold *h = arg;
-
-	if (atomic_read_acquire(&h->release))
-		return true;
-	if (!atomic_read_acquire(&h->armed) || ++h->polls % KUNIT_RCU_CLOCK_EVERY)
-		return false;
-	return kunit_rcu_now_ms() >= h->armed_ms + h->armed_for_ms;
-}
-
 /**
  * kunit_rcu_hold_spin() - the inside of a held reader, any kind
  * @h: the reader's handshake
  *
  * Call it inside the reader (rcu_read_lock(), a bh-, preempt- or
  * irq-disabled region, in any context): signals ->in_reader and spins
- * until the test thread sets ->release, or ->armed_for_ms after ->armed
- * was set, or KUNIT_RCU_PROMPT_MS pass.  Ending by itself once armed,
- * the reader does not depend on the test thread's CPU: that CPU may
- * spin, preemption disabled, in a cross-CPU call to this one (an
- * expedited grace period's IPI does) until this reader ends.
+ * until the test thread sets ->release or KUNIT_RCU_PROMPT_MS pass.
  * Then, still inside, it records whether the grace periods that
  * kunit_rcu_expect_gp_held() requested meanwhile ended.  End the reader
  * and call kunit_rcu_hold_ended().
@@ -737,7 +718,7 @@ static bool kunit_rcu_hold_over(void *arg)
 void kunit_rcu_hold_spin(struct kunit_rcu_hold *h)
 {
 	atomic_set_release(&h->in_reader, 1);
-	h->released = kunit_rcu_spin_until(kunit_rcu_hold_over, h, KUNIT_RCU_PROMPT_MS);
+	h->released = kunit_rcu_spin_flag(&h->release, KUNIT_RCU_PROMPT_MS);
 	if (atomic_read_acquire(&h->armed)) {
 		h->held_ms = kunit_rcu_now_ms() - h->armed_ms;
 		h->normal_ended = kunit_rcu_normal_done(&h->seq);
@@ -911,11 +892,10 @@ void kunit_rcu_unexpedite(struct kunit *test)
  * @where: what holds it, for the failure messages
  *
  * Waits (bounded) for the reader to begin, requests a normal and an
- * expedited grace period, and arms the reader to end KUNIT_RCU_GP_HOLD_MS
- * later (and releases it after that on every path).  The reader itself,
- * just before it ends, samples whether either grace period ended (each
- * on its own sequence: a normal grace period is not taken for ended
- * because an expedited one did), so
+ * expedited grace period, lets the reader run for KUNIT_RCU_GP_HOLD_MS
+ * more and releases it.  The reader itself, just before it ends, samples
+ * whether either grace period ended (each on its own sequence: a normal
+ * grace period is not taken for ended because an expedited one did), so
  * the verdict does not depend on when this thread runs: neither may have
  * ended, and each must end within KUNIT_RCU_GP_TIMEOUT_MS of the reader.
  * The reader is released on every path.
@@ -923,18 +903,7 @@ void kunit_rcu_unexpedite(struct kunit *test)
 void kunit_rcu_expect_gp_held(struct kunit *test, struct kunit_rcu_hold *h,
 			      const char *where)
 {
-	/*
-	 * From the reader's beginning to its arming without preemption:
-	 * the reader's bound runs from its beginning, and early in boot
-	 * under QEMU TCG RCU's kthreads and workers kept a sleeping test
-	 * thread off its CPU until that bound ran out.  And the expedited
-	 * request wakes a worker on this CPU that spins in an IPI to the
-	 * reader's CPU until the reader ends: the reader is told when to
-	 * end before that worker runs.
-	 */
-	preempt_disable();
-	if (!kunit_rcu_spin_flag(&h->in_reader, KUNIT_RCU_PROMPT_MS)) {
-		preempt_enable();
+	if (!kunit_rcu_wait_flag(&h->in_reader, KUNIT_RCU_PROMPT_MS)) {
 		atomic_set(&h->release, 1);
 		KUNIT_FAIL(test, "%s: the reader did not begin within %d ms",
 			   where, KUNIT_RCU_PROMPT_MS);
@@ -944,9 +913,7 @@ void kunit_rcu_expect_gp_held(struct kunit *test, struct kunit_rcu_hold *h,
 	start_poll_synchronize_rcu();
 	start_poll_synchronize_rcu_expedited();
 	h->armed_ms = kunit_rcu_now_ms();
-	h->armed_for_ms = KUNIT_RCU_GP_HOLD_MS;
 	atomic_set_release(&h->armed, 1);
-	preempt_enable();
 	kunit_rcu_delay_ms(KUNIT_RCU_GP_HOLD_MS);
 	atomic_set_release(&h->release, 1);
 	if (!kunit_rcu_wait_flag(&h->ended, KUNIT_RCU_PROMPT_MS)) {

@@ -167,16 +167,12 @@ void kunit_rcu_entry_handler(void);
  * struct kunit_rcu_hold - a reader held open by kunit_rcu_hold_reader()
  * @in_reader: set once the reader has begun
  * @release: set by the test thread to end the reader
- * @released: the reader ended because it was released or its armed time
- *	ran out (not by its bound)
+ * @released: the reader ended because it was released (not by its bound)
  * @in: state inside the reader
  * @out: state after the reader ended
  * @armed: set by kunit_rcu_expect_gp_held() once @seq is taken and grace
  *	periods are requested
  * @armed_ms: kunit_rcu_now_ms() when @armed was set
- * @armed_for_ms: once @armed, the reader ends by itself this long after
- *	@armed_ms
- * @polls: the reader's count of its release checks
  * @seq: ends of the grace periods requested while the reader ran
  * @sampled: the reader sampled @seq just before it ended (@armed was set)
  * @held_ms: how long the reader ran after @armed_ms
@@ -192,8 +188,6 @@ struct kunit_rcu_hold {
 	struct kunit_rcu_snap out;
 	atomic_t armed;
 	u64 armed_ms;
-	unsigned int armed_for_ms;
-	unsigned int polls;
 	struct kunit_rcu_seq seq;
 	bool sampled;
 	u64 held_ms;
