@@ -505,6 +505,10 @@ static struct {
 	bool started_before;	/* the kthread had started when the caller looked */
 	bool asleep;		/* ... and had gone to sleep before it went on */
 	int at;
+	unsigned long *gp_seq;	/* the flavor's ->tasks_gp_seq */
+	unsigned long snap;	/* a full grace period from the caller's start */
+	bool ended;		/* the caller's grace period returned */
+	bool gp_done;		/* ... and a full one had ended by then */
 } eb_midboot;
 
 static bool eb_kthread_asleep(void *kthread)
@@ -517,13 +521,14 @@ static bool eb_kthread_asleep(void *kthread)
 /**
  * rcu_boot_kunit_tasks_midboot() - hold open the Tasks RCU mid-boot window
  * @kthread: the flavor's ->kthread_ptr, NULL until its kthread runs
+ * @gp_seq: the flavor's grace-period sequence
  *
  * Called by synchronize_rcu_tasks_generic() when it drives a grace
  * period itself, before it takes ->tasks_gp_mutex.  Sleeps until the
  * kthread has started and is sleeping, for at most EB_MIDBOOT_MS, and
  * records what it saw for the suite rcu_boot.  Only the first call waits.
  */
-void rcu_boot_kunit_tasks_midboot(struct task_struct **kthread)
+void rcu_boot_kunit_tasks_midboot(struct task_struct **kthread, unsigned long *gp_seq)
 {
 	if (eb_midboot.reached)
 		return;
@@ -532,6 +537,24 @@ void rcu_boot_kunit_tasks_midboot(struct task_struct **kthread)
 	eb_midboot.started_before = READ_ONCE(*kthread);
 	eb_midboot.asleep = kunit_rcu_wait_until(eb_kthread_asleep, kthread, EB_MIDBOOT_MS);
 	eb_midboot.at = eb_event();
+	eb_midboot.gp_seq = gp_seq;
+	eb_midboot.snap = rcu_seq_snap(gp_seq);
+}
+
+/**
+ * rcu_boot_kunit_tasks_midboot_end() - the mid-boot grace period returned
+ * @gp_seq: the flavor's grace-period sequence
+ *
+ * Called by synchronize_rcu_tasks_generic() after the grace period that
+ * rcu_boot_kunit_tasks_midboot() saw it start; records whether a full
+ * grace period of that flavor ended in between.
+ */
+void rcu_boot_kunit_tasks_midboot_end(unsigned long *gp_seq)
+{
+	if (gp_seq != eb_midboot.gp_seq || eb_midboot.ended)
+		return;
+	eb_midboot.ended = true;
+	eb_midboot.gp_done = rcu_seq_done(gp_seq, eb_midboot.snap);
 }
 
 static int __init rcu_boot_kunit_early(void)
@@ -752,9 +775,11 @@ static void rcu_boot_barriers(struct kunit *test)
  * that drives its grace period itself, because the flavor's kthread had
  * not run yet, neither deadlocks against that kthread starting and
  * sleeping meanwhile nor is overtaken by boot: it was recorded with the
- * kthread asleep, in RCU_SCHEDULER_INIT, and boot went on to the
- * early_initcalls after it.  A deadlock there hangs boot, which the
- * runner reports as a hang with no KTAP output.
+ * kthread asleep, in RCU_SCHEDULER_INIT, it returned only after a full
+ * Tasks RCU grace period (the flavor's sequence passed the snapshot taken
+ * when it started), and boot went on to the early_initcalls after it.
+ * A deadlock there hangs boot, which the runner reports as a hang with
+ * no KTAP output.
  *
  * Skips when the kthread ran before the self test called
  * synchronize_rcu_tasks(): no mid-boot grace period then (not seen in
@@ -773,6 +798,9 @@ static void rcu_boot_tasks_sync_midboot(struct kunit *test)
 			      "the Tasks RCU kthread %s within %d ms: the race was not set up",
 			      eb_midboot.started_before ? "did not go to sleep" : "did not start",
 			      EB_MIDBOOT_MS);
+	KUNIT_EXPECT_TRUE_MSG(test, eb_midboot.ended, "the mid-boot grace period never returned");
+	KUNIT_EXPECT_TRUE_MSG(test, eb_midboot.gp_done,
+			      "the mid-boot grace period returned before a full one ended");
 	eb_expect_reached(test, RCU_BOOT_EARLY_INITCALL);
 	KUNIT_EXPECT_LT_MSG(test, eb_midboot.at, eb_points[RCU_BOOT_EARLY_INITCALL].at,
 			    "the mid-boot grace period was recorded after the early_initcalls");

@@ -31,6 +31,7 @@ struct hp_cb {
 	struct rcu_head head;
 	atomic_t *calls;	/* total invocations */
 	atomic_t ran;		/* invocations of this callback */
+	int cpu;		/* where it ran last */
 };
 
 struct hp_batch {
@@ -43,6 +44,7 @@ static void hp_cb_fn(struct rcu_head *head)
 {
 	struct hp_cb *cb = container_of(head, struct hp_cb, head);
 
+	WRITE_ONCE(cb->cpu, raw_smp_processor_id());
 	atomic_inc(&cb->ran);
 	atomic_inc(cb->calls);
 }
@@ -246,33 +248,157 @@ static int hp_offline(struct kunit *test, int cpu)
 	return ret;
 }
 
+/* Offlines tried to catch callbacks that are still pending at the offline. */
+#define HP_PENDING_TRIES	5
+
+struct hp_pending {
+	struct hp_batch *b;
+	int cpu;			/* the CPU taken offline */
+	int state;			/* the dynamic cpuhp state */
+	int queued_on;			/* where the teardown callback queued them */
+	atomic_t go;			/* queued: the barrier may start */
+	atomic_t returned;		/* the overlapping rcu_barrier() returned */
+	int at_return;			/* callbacks run when it returned */
+};
+
+static struct hp_pending *hp_pending;
+
+/*
+ * On the outgoing CPU, late on its way down (after the scheduler's own
+ * synchronize_rcu() in sched_cpu_deactivate()): its last callbacks.
+ */
+static int hp_pending_teardown(unsigned int cpu)
+{
+	struct hp_pending *p = READ_ONCE(hp_pending);
+	struct hp_queue q;
+
+	if (!p || cpu != p->cpu)
+		return 0;
+	q = (struct hp_queue) { .b = p->b, .slot = 0 };
+	p->queued_on = raw_smp_processor_id();
+	hp_queue_fn(&q);
+	p->b->queued = HP_CBS_PER_CPU;
+	atomic_set_release(&p->go, 1);
+	return 0;
+}
+
+static void hp_pending_remove(struct kunit_resource *res)
+{
+	struct hp_pending *p = res->data;
+
+	WRITE_ONCE(hp_pending, NULL);
+	cpuhp_remove_state_nocalls(p->state);
+}
+
+static struct kunit_resource hp_pending_res;
+
+/* On another CPU: rcu_barrier() while the offline goes on. */
+static void hp_pending_barrier_fn(void *arg)
+{
+	struct hp_pending *p = arg;
+
+	if (!kunit_rcu_wait_flag(&p->go, HP_HOTPLUG_MS) || !p->b->queued)
+		return;
+	rcu_barrier();
+	p->at_return = atomic_read(&p->b->calls);
+	atomic_set_release(&p->returned, 1);
+}
+
+/* Callbacks of slot 0 that ran on a CPU other than @cpu. */
+static int hp_ran_elsewhere(struct hp_batch *b, int cpu)
+{
+	int i, n = 0;
+
+	for (i = 0; i < HP_CBS_PER_CPU; i++)
+		if (atomic_read(&b->cbs[0][i].ran) && READ_ONCE(b->cbs[0][i].cpu) != cpu)
+			n++;
+	return n;
+}
+
 /*
  * Covers: HP-3
  *
- * Callbacks queued on a CPU that goes offline before they are invoked
- * are migrated: each runs exactly once, within a bound, while that CPU
- * is still offline; an rcu_barrier() issued while it is offline returns
- * and finds them all done; none runs again after the CPU is back.
+ * A CPU's last callbacks, queued on it by a CPU-hotplug callback on its
+ * way down, while an rcu_barrier() started then on another CPU overlaps
+ * the rest of the offline.  Callbacks are invoked on the CPU that queued
+ * them unless RCU migrates them, so one that ran on another CPU was still
+ * pending when its CPU went offline; the offline is tried again (up to
+ * HP_PENDING_TRIES times) until that happens.  Then every callback ran
+ * exactly once, within a bound, while the CPU stayed offline; the
+ * overlapping rcu_barrier() returned within a bound and only after all
+ * of them; none ran again after the CPU came back.
  */
 static void rcu_hotplug_offline_callbacks(struct kunit *test)
 {
-	struct hp_batch *b = kunit_kzalloc(test, sizeof(*b), GFP_KERNEL);
+	struct hp_pending *p = kunit_kzalloc(test, sizeof(*p), GFP_KERNEL);
 	int cpu = kunit_rcu_target_cpu(test);
 	int other = kunit_rcu_other_cpu(cpu);
+	bool all = false, offline = false, barrier = false;
+	int try, elsewhere = 0, ran = 0, state;
 
-	KUNIT_ASSERT_NOT_NULL(test, b);
-	hp_queue_on(test, b, cpu, 0);
-	KUNIT_ASSERT_EQ_MSG(test, hp_offline(test, cpu), 0, "cannot take CPU %d offline", cpu);
-	KUNIT_EXPECT_TRUE_MSG(test, kunit_rcu_wait_until(hp_all_called, b, KUNIT_RCU_GP_TIMEOUT_MS),
-			      "%d of %d callbacks of offline CPU %d ran within %d ms",
-			      atomic_read(&b->calls), b->queued, cpu, KUNIT_RCU_GP_TIMEOUT_MS);
-	KUNIT_EXPECT_FALSE(test, cpu_online(cpu));
-	KUNIT_EXPECT_TRUE_MSG(test, hp_barrier(test, other),
-			      "rcu_barrier() with CPU %d offline did not return", cpu);
-	hp_expect_each_once(test, b, 1, "with the CPU offline");
-	KUNIT_EXPECT_EQ(test, add_cpu(cpu), 0);
-	rcu_barrier();
-	KUNIT_EXPECT_EQ_MSG(test, atomic_read(&b->calls), b->queued, "after the CPU came back");
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	p->b = kunit_kzalloc(test, sizeof(*p->b), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, p->b);
+	p->cpu = cpu;
+	state = cpuhp_setup_state_nocalls(CPUHP_AP_ONLINE_DYN, "kunit/rcu_hotplug:pending",
+					  NULL, hp_pending_teardown);
+	KUNIT_ASSERT_GE(test, state, 0);
+	p->state = state;
+	kunit_add_named_resource(test, NULL, hp_pending_remove, &hp_pending_res,
+				 "hp_pending", p);
+
+	for (try = 1; try <= HP_PENDING_TRIES; try++) {
+		struct kunit_rcu_work *bw;
+		int ret;
+
+		memset(p->b, 0, sizeof(*p->b));
+		atomic_set(&p->go, 0);
+		atomic_set(&p->returned, 0);
+		p->queued_on = -1;
+		bw = kunit_rcu_start_on_cpu(test, other, hp_pending_barrier_fn, p, false);
+		KUNIT_ASSERT_NOT_NULL(test, bw);
+		WRITE_ONCE(hp_pending, p);
+		ret = hp_offline(test, cpu);
+		WRITE_ONCE(hp_pending, NULL);
+		atomic_set_release(&p->go, 1);
+		if (ret) {
+			kunit_rcu_finish(test, bw, KUNIT_RCU_GP_TIMEOUT_MS);
+			KUNIT_FAIL(test, "cannot take CPU %d offline: %d", cpu, ret);
+			return;
+		}
+		all = kunit_rcu_wait_until(hp_all_called, p->b, KUNIT_RCU_GP_TIMEOUT_MS);
+		ran = atomic_read(&p->b->calls);
+		offline = !cpu_online(cpu);
+		barrier = kunit_rcu_finish(test, bw, KUNIT_RCU_GP_TIMEOUT_MS);
+		elsewhere = hp_ran_elsewhere(p->b, cpu);
+		/* Back, and nothing left in flight before the batch is reused. */
+		KUNIT_ASSERT_EQ_MSG(test, add_cpu(cpu), 0, "cannot bring CPU %d back", cpu);
+		rcu_barrier();
+		if (!all || !barrier || elsewhere)
+			break;
+	}
+	kunit_info(test, "try %d: %d of %d callbacks ran elsewhere than CPU %d\n",
+		   try, elsewhere, p->b->queued, cpu);
+	KUNIT_EXPECT_EQ_MSG(test, p->queued_on, cpu,
+			    "the teardown callback ran elsewhere than the outgoing CPU");
+	KUNIT_EXPECT_EQ(test, p->b->queued, HP_CBS_PER_CPU);
+	KUNIT_EXPECT_TRUE_MSG(test, all,
+			      "%d of %d callbacks of outgoing CPU %d ran within %d ms of its offline",
+			      ran, p->b->queued, cpu, KUNIT_RCU_GP_TIMEOUT_MS);
+	KUNIT_EXPECT_TRUE_MSG(test, offline, "CPU %d came back while its callbacks waited", cpu);
+	KUNIT_EXPECT_TRUE_MSG(test, barrier,
+			      "rcu_barrier() overlapping CPU %d's offline did not return within %d ms",
+			      cpu, KUNIT_RCU_GP_TIMEOUT_MS);
+	KUNIT_EXPECT_EQ_MSG(test, atomic_read(&p->returned), 1,
+			    "the overlapping rcu_barrier() was not called");
+	KUNIT_EXPECT_EQ_MSG(test, p->at_return, p->b->queued,
+			    "callbacks run when the rcu_barrier() overlapping CPU %d's offline returned",
+			    cpu);
+	if (all && barrier)
+		KUNIT_EXPECT_GT_MSG(test, elsewhere, 0,
+				    "in %d offlines, CPU %d invoked all its last callbacks itself: none was pending to migrate",
+				    HP_PENDING_TRIES, cpu);
+	hp_expect_each_once(test, p->b, 1, "after the CPU came back");
 }
 
 struct hp_state {

@@ -407,6 +407,93 @@ static void rcu_irq_eqs_sampling(struct kunit *test)
 			    "CPU %d went through one EQS", cpu);
 }
 
+/* How long the busy CPU holds a normal grace period before its passages. */
+#define RCU_IRQ_BUSY_MS		300
+/* Time between two passages of the busy CPU through an EQS. */
+#define RCU_IRQ_PASSAGE_MS	20
+
+struct rcu_irq_passage {
+	struct kunit_rcu_seq seq;	/* the normal grace period requested */
+	atomic_t busy, go;
+	bool held;			/* not ended while the CPU only spun */
+	bool ended;			/* ended after a passage, the CPU still busy */
+	int passages;
+	u64 ms;				/* from the first passage to the end */
+};
+
+/*
+ * Preemption disabled from start to end: this CPU reports no quiescent
+ * state itself (its tick sees a preempt-disabled region, nothing switches
+ * context), so only RCU's comparison of two samples of its counter can
+ * end the grace period.  Interrupts stay enabled: the grace-period
+ * kthread's timers may be queued here.
+ */
+static void rcu_irq_busy_passages(void *arg)
+{
+	struct rcu_irq_passage *pa = arg;
+	u64 start;
+
+	preempt_disable();
+	atomic_set_release(&pa->busy, 1);
+	if (!kunit_rcu_spin_flag(&pa->go, KUNIT_RCU_PROMPT_MS))
+		goto out;
+	pa->held = !kunit_rcu_spin_until(kunit_rcu_normal_done, &pa->seq, RCU_IRQ_BUSY_MS);
+	if (!pa->held)
+		goto out;
+	start = kunit_rcu_now_ms();
+	do {
+		kunit_rcu_eqs_call(rcu_irq_nop, NULL);
+		pa->passages++;
+		pa->ended = kunit_rcu_spin_until(kunit_rcu_normal_done, &pa->seq,
+						 RCU_IRQ_PASSAGE_MS);
+	} while (!pa->ended && kunit_rcu_now_ms() < start + KUNIT_RCU_PROMPT_MS);
+	pa->ms = kunit_rcu_now_ms() - start;
+out:
+	preempt_enable();
+}
+
+/*
+ * Covers: EN-5
+ *
+ * RCU's own use of the samples: a CPU that spins in the kernel with
+ * preemption disabled holds a normal grace period requested meanwhile
+ * (RCU_IRQ_BUSY_MS), and once it passes through an extended quiescent
+ * state (a fake one, RCU_IRQ_PASSAGE_MS apart, each a few instructions
+ * long) the grace period ends within KUNIT_RCU_PROMPT_MS while the CPU
+ * is still spinning: the grace-period kthread saw its counter move since
+ * its snapshot.  Expedited grace periods need the CPU to take their IPI
+ * and are not part of this.
+ */
+static void rcu_irq_eqs_passage_ends_gp(struct kunit *test)
+{
+	int cpu = kunit_rcu_target_cpu(test);
+	struct rcu_irq_passage *pa = kunit_kzalloc(test, sizeof(*pa), GFP_KERNEL);
+	struct kunit_rcu_work *w;
+	bool busy;
+
+	KUNIT_ASSERT_NOT_NULL(test, pa);
+	w = kunit_rcu_start_on_cpu(test, cpu, rcu_irq_busy_passages, pa, false);
+	KUNIT_ASSERT_NOT_NULL(test, w);
+	busy = kunit_rcu_wait_flag(&pa->busy, KUNIT_RCU_PROMPT_MS);
+	kunit_rcu_seq_snap(&pa->seq);
+	start_poll_synchronize_rcu();
+	atomic_set_release(&pa->go, 1);
+	KUNIT_ASSERT_TRUE_MSG(test, kunit_rcu_finish(test, w, RCU_IRQ_BUSY_MS +
+						     3 * KUNIT_RCU_PROMPT_MS),
+			      "CPU %d did not finish spinning", cpu);
+	KUNIT_ASSERT_TRUE_MSG(test, busy, "CPU %d did not begin spinning within %d ms", cpu,
+			      KUNIT_RCU_PROMPT_MS);
+	KUNIT_EXPECT_TRUE_MSG(test, pa->held,
+			      "a normal grace period ended while CPU %d spun with preemption disabled",
+			      cpu);
+	if (!pa->held)
+		return;
+	kunit_info(test, "%d passage(s) through an EQS, %llu ms\n", pa->passages, pa->ms);
+	KUNIT_EXPECT_TRUE_MSG(test, pa->ended,
+			      "the normal grace period did not end within %llu ms of CPU %d's first passage through an EQS (%d passages), the CPU still spinning",
+			      pa->ms, cpu, pa->passages);
+}
+
 static void rcu_irq_reader_fn(void *arg)
 {
 	rcu_read_lock();
@@ -477,6 +564,7 @@ static struct kunit_case rcu_irq_cases[] = {
 	KUNIT_CASE(rcu_irq_nmi_from_eqs),
 	KUNIT_CASE(rcu_irq_nmi_nesting),
 	KUNIT_CASE(rcu_irq_eqs_sampling),
+	KUNIT_CASE(rcu_irq_eqs_passage_ends_gp),
 	KUNIT_CASE(rcu_irq_reader_in_eqs_diagnosed),
 	KUNIT_CASE(rcu_irq_nonidle_reader),
 	{}

@@ -704,13 +704,23 @@ void kunit_rcu_chain_raise(void *chain)
 	preempt_enable();
 }
 
+/* Released, or armed by kunit_rcu_expect_gp_held(). */
+static bool kunit_rcu_hold_armed_or_released(void *arg)
+{
+	struct kunit_rcu_hold *h = arg;
+
+	return atomic_read_acquire(&h->release) || atomic_read_acquire(&h->armed);
+}
+
 /**
  * kunit_rcu_hold_spin() - the inside of a held reader, any kind
  * @h: the reader's handshake
  *
  * Call it inside the reader (rcu_read_lock(), a bh-, preempt- or
  * irq-disabled region, in any context): signals ->in_reader and spins
- * until the test thread sets ->release or KUNIT_RCU_PROMPT_MS pass.
+ * until the test thread sets ->release, or KUNIT_RCU_PROMPT_MS pass
+ * before it is released or armed, or KUNIT_RCU_PROMPT_MS pass after it
+ * was armed (a test thread that arms it late still gets its full hold).
  * Then, still inside, it records whether the grace periods that
  * kunit_rcu_expect_gp_held() requested meanwhile ended.  End the reader
  * and call kunit_rcu_hold_ended().
@@ -718,7 +728,8 @@ void kunit_rcu_chain_raise(void *chain)
 void kunit_rcu_hold_spin(struct kunit_rcu_hold *h)
 {
 	atomic_set_release(&h->in_reader, 1);
-	h->released = kunit_rcu_spin_flag(&h->release, KUNIT_RCU_PROMPT_MS);
+	if (kunit_rcu_spin_until(kunit_rcu_hold_armed_or_released, h, KUNIT_RCU_PROMPT_MS))
+		h->released = kunit_rcu_spin_flag(&h->release, KUNIT_RCU_PROMPT_MS);
 	if (atomic_read_acquire(&h->armed)) {
 		h->held_ms = kunit_rcu_now_ms() - h->armed_ms;
 		h->normal_ended = kunit_rcu_normal_done(&h->seq);
@@ -903,11 +914,32 @@ void kunit_rcu_unexpedite(struct kunit *test)
 void kunit_rcu_expect_gp_held(struct kunit *test, struct kunit_rcu_hold *h,
 			      const char *where)
 {
+	if (!kunit_rcu_try_gp_held(test, h, where))
+		KUNIT_ASSERT_FAILURE(test,
+				     "%s: the reader ended before grace periods were requested",
+				     where);
+}
+
+/**
+ * kunit_rcu_try_gp_held() - kunit_rcu_expect_gp_held(), if the reader was armed
+ * @test: the test case
+ * @h: the reader, held by kunit_rcu_hold_reader() on another CPU
+ * @where: what holds it, for the failure messages
+ *
+ * As kunit_rcu_expect_gp_held(), except when the reader ended by its
+ * bound before this thread requested the grace periods (this thread was
+ * kept off its CPU for KUNIT_RCU_PROMPT_MS): then nothing was tested and
+ * the case does not fail here, so that the caller may hold a reader again.
+ *
+ * Return: false if the reader was never armed, true otherwise.
+ */
+bool kunit_rcu_try_gp_held(struct kunit *test, struct kunit_rcu_hold *h, const char *where)
+{
 	if (!kunit_rcu_wait_flag(&h->in_reader, KUNIT_RCU_PROMPT_MS)) {
 		atomic_set(&h->release, 1);
 		KUNIT_FAIL(test, "%s: the reader did not begin within %d ms",
 			   where, KUNIT_RCU_PROMPT_MS);
-		return;
+		return true;
 	}
 	kunit_rcu_seq_snap(&h->seq);
 	start_poll_synchronize_rcu();
@@ -919,11 +951,10 @@ void kunit_rcu_expect_gp_held(struct kunit *test, struct kunit_rcu_hold *h,
 	if (!kunit_rcu_wait_flag(&h->ended, KUNIT_RCU_PROMPT_MS)) {
 		KUNIT_FAIL(test, "%s: the reader did not end within %d ms of its release",
 			   where, KUNIT_RCU_PROMPT_MS);
-		return;
+		return true;
 	}
-
-	KUNIT_ASSERT_TRUE_MSG(test, h->sampled,
-			      "%s: the reader ended before grace periods were requested", where);
+	if (!h->sampled)
+		return false;
 	KUNIT_EXPECT_GE_MSG(test, h->held_ms, (u64)KUNIT_RCU_GP_HOLD_MS,
 			    "%s: the reader ran too briefly after the grace-period requests",
 			    where);
@@ -941,6 +972,7 @@ void kunit_rcu_expect_gp_held(struct kunit *test, struct kunit_rcu_hold *h,
 							 KUNIT_RCU_GP_TIMEOUT_MS),
 			      "%s: no expedited grace period ended within %d ms of the reader",
 			      where, KUNIT_RCU_GP_TIMEOUT_MS);
+	return true;
 }
 
 /*

@@ -202,6 +202,7 @@ void kunit_rcu_hold_reader(void *hold);
 void kunit_rcu_hold_reader_irqs_off(void *hold);
 void kunit_rcu_expect_gp_held(struct kunit *test, struct kunit_rcu_hold *h,
 			      const char *where);
+bool kunit_rcu_try_gp_held(struct kunit *test, struct kunit_rcu_hold *h, const char *where);
 
 /* Deepest nesting of NMI-like entries in a struct kunit_rcu_chain. */
 #define KUNIT_RCU_CHAIN_MAX	3
