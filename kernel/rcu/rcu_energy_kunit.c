@@ -127,7 +127,7 @@ static void rcu_energy_nohz_full_user(struct kunit *test)
 			break;
 	if (cpu >= nr_cpu_ids)
 		kunit_skip(test, "no nohz_full CPU online: boot with nohz_full=");
-	kunit_rcu_avoid_cpu(cpu);
+	kunit_rcu_avoid_cpu(test, cpu);
 
 	w = kunit_rcu_start_on_cpu(test, cpu, rcu_energy_user_fn, u, false);
 	if (!kunit_rcu_wait_flag(&u->in_user, KUNIT_RCU_PROMPT_MS))

@@ -68,16 +68,6 @@ static void hp_queue_fn(void *arg)
 	}
 }
 
-static void hp_queue_on(struct kunit *test, struct hp_batch *b, int cpu, int slot)
-{
-	struct hp_queue q = { .b = b, .slot = slot };
-
-	KUNIT_ASSERT_LT(test, slot, (int)ARRAY_SIZE(b->cbs));
-	KUNIT_ASSERT_TRUE(test, kunit_rcu_run_on_cpu(test, cpu, hp_queue_fn, &q, false,
-						     KUNIT_RCU_PROMPT_MS));
-	b->queued += HP_CBS_PER_CPU;
-}
-
 /* Every callback of slots [0, slots) ran exactly once. */
 static void hp_expect_each_once(struct kunit *test, struct hp_batch *b, int slots,
 				const char *when)

@@ -71,7 +71,7 @@ static void srcu_kunit_reader_fn(void *arg)
 		r->idx = srcu_read_lock_notrace(r->ssp);
 		kunit_rcu_snap(&r->in);
 		atomic_set_release(&r->in_reader, 1);
-		r->released = kunit_rcu_spin_flag(&r->release, KUNIT_RCU_PROMPT_MS);
+		r->released = kunit_rcu_spin_flag(&r->release, KUNIT_RCU_GP_TIMEOUT_MS);
 		srcu_read_unlock_notrace(r->ssp, r->idx);
 		return;
 	}

@@ -198,17 +198,34 @@ bool kunit_rcu_wait_flag(atomic_t *flag, unsigned int ms)
 	return kunit_rcu_wait_until(kunit_rcu_flag_set, flag, ms);
 }
 
+static struct cpumask kunit_rcu_kthreadd_saved;
+static bool kunit_rcu_kthreadd_moved;
+
+static void kunit_rcu_kthreadd_back(struct kunit_resource *res)
+{
+	if (kunit_rcu_kthreadd_moved) {
+		set_cpus_allowed_ptr(kthreadd_task, &kunit_rcu_kthreadd_saved);
+		kunit_rcu_kthreadd_moved = false;
+	}
+}
+
 /**
- * kunit_rcu_avoid_cpu() - keep the calling task off one CPU
+ * kunit_rcu_avoid_cpu() - keep the calling task and kthread creation off one CPU
+ * @test: the case; kthreadd's CPUs come back when it ends (a kunit resource)
  * @cpu: the CPU a case is about to hold in a handler, with interrupts
  *	disabled or in a fake user mode
  *
  * The calling task (the test thread) may run on any other online CPU,
  * so that a CPU stuck in a synchronous cross-call to the held one (a
  * TLB flush, for example) does not stop the test thread too.  The
- * restriction ends with the test thread.
+ * restriction ends with the test thread.  kthreadd, and so each new
+ * kthread until its first run, is kept off @cpu for the rest of the
+ * case: kthread_create() waits for both, and either one woken onto the
+ * held CPU's run queue would wait there until it is released (seen with
+ * two CPUs, or with nohz_full= where kthreads keep to the housekeeping
+ * CPUs: the test thread stalled for the whole bound of the hold).
  */
-void kunit_rcu_avoid_cpu(int cpu)
+void kunit_rcu_avoid_cpu(struct kunit *test, int cpu)
 {
 	cpumask_var_t others;
 
@@ -216,6 +233,13 @@ void kunit_rcu_avoid_cpu(int cpu)
 		return;
 	cpumask_andnot(others, cpu_online_mask, cpumask_of(cpu));
 	set_cpus_allowed_ptr(current, others);
+	if (!kunit_rcu_kthreadd_moved &&
+	    cpumask_andnot(others, kthreadd_task->cpus_ptr, cpumask_of(cpu)) &&
+	    kunit_alloc_resource(test, NULL, kunit_rcu_kthreadd_back, GFP_KERNEL, NULL)) {
+		cpumask_copy(&kunit_rcu_kthreadd_saved, kthreadd_task->cpus_ptr);
+		kunit_rcu_kthreadd_moved = true;
+		set_cpus_allowed_ptr(kthreadd_task, others);
+	}
 	free_cpumask_var(others);
 }
 
@@ -239,7 +263,7 @@ int kunit_rcu_target_cpu(struct kunit *test)
 
 	if (cpu >= nr_cpu_ids)
 		kunit_skip(test, "needs a second online CPU");
-	kunit_rcu_avoid_cpu(cpu);
+	kunit_rcu_avoid_cpu(test, cpu);
 	return cpu;
 }
 

@@ -105,7 +105,7 @@ void kunit_rcu_unexpedite(struct kunit *test);
 struct task_struct;
 
 /* CPUs and work on a chosen CPU. */
-void kunit_rcu_avoid_cpu(int cpu);
+void kunit_rcu_avoid_cpu(struct kunit *test, int cpu);
 int kunit_rcu_target_cpu(struct kunit *test);
 int kunit_rcu_other_cpu(int cpu);
 unsigned int kunit_rcu_kthreads(const char *prefix,

@@ -12,7 +12,7 @@ import time
 from typing import List, Optional, Sequence, Tuple
 
 from .common import ARCHES, Config, UserError, cache_dir, git, log, version_dir
-from .prepare import arch_kunitconfigs, kunitconfig_path, kunitconfig_paths
+from .prepare import arch_kunitconfigs, kunitconfig_path, kunitconfig_paths, overlay_files
 
 STAMP = '.kunit-rcu-built'
 
@@ -180,6 +180,15 @@ def compiler_errors(log_text: str, limit: int = 20) -> str:
 	return '\n'.join(lines[first:first + limit])
 
 
+_WARNING = re.compile(r'^\.\./(\S+?):\d+:(?:\d+:)? warning: .*$', re.M)
+
+
+def own_warnings(log_text: str) -> List[Tuple[str, str]]:
+	"""(path, line) of each compiler warning in a file kunit-rcu overlays onto the tree."""
+	own = set(overlay_files())
+	return [(m.group(1), m.group(0)) for m in _WARNING.finditer(log_text) if m.group(1) in own]
+
+
 HEARTBEAT = 60
 
 
@@ -201,6 +210,83 @@ def force_relink(build: str) -> None:
 		path = os.path.join(build, name)
 		if os.path.exists(path):
 			os.unlink(path)
+
+
+def seed_build(tree: str, arch: str, config: Config, build: str, seed: str,
+	       changed: Sequence[str]) -> bool:
+	"""Starts a never-built build dir in scratch/ as a copy of seed, the prepared tree's build.
+
+	A scratch build dir's first build otherwise compiles every object
+	again (ccache hits, about a minute under make's bookkeeping).  The
+	caller passes seed only when it was built from the commit the scratch
+	tree started from (stamp_fingerprint() against build_fingerprint() of
+	the prepared tree).
+	The host tools that kbuild builds with absolute paths (x86's objtool,
+	on which every object depends) are rebuilt first ("make prepare"),
+	since their command lines name the other tree.  Then every file in the
+	build dir gets one mtime, and the sources the extra patches changed
+	(changed: paths relative to the tree) a later one, so that make
+	rebuilds exactly what depends on them; check_rebuilt() verifies it did.
+
+	Return: whether build was seeded.
+	"""
+	if os.path.exists(os.path.join(build, STAMP)) or not os.path.exists(os.path.join(seed, STAMP)):
+		return False
+	shutil.rmtree(build, ignore_errors=True)
+	shutil.copytree(seed, build, symlinks=True)
+	os.unlink(os.path.join(build, STAMP))
+	proc = subprocess.run(make_cmd(arch, build) + ['prepare'], cwd=tree,
+			      env=build_env(config=config, arch=arch), stdin=subprocess.DEVNULL,
+			      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, check=False)
+	if proc.returncode != 0:
+		shutil.rmtree(build, ignore_errors=True)  # the full build below starts afresh
+		log(f'[build] make prepare in the copy failed; building {build} in full:\n' +
+		    compiler_errors(proc.stdout))
+		return False
+	now = time.time()
+	for top, dirs, files in os.walk(build):
+		for name in files + dirs:
+			os.utime(os.path.join(top, name), (now, now), follow_symlinks=False)
+	while time.time() <= now + 0.01:
+		time.sleep(0.01)
+	for path in changed:
+		full = os.path.join(tree, path)
+		if os.path.isfile(full):
+			os.utime(full)
+	log(f'[build] {build} starts as a copy of {seed}')
+	return True
+
+
+def dependents(build: str, path: str) -> List[str]:
+	"""The objects in build whose kbuild .cmd file names path (relative to the tree) as a source or dependency."""
+	needle = '../' + path
+	out = []
+	for top, _, files in os.walk(build):
+		for name in files:
+			if not (name.startswith('.') and name.endswith('.o.cmd')):
+				continue
+			with open(os.path.join(top, name), errors='replace') as f:
+				text = f.read()
+			if re.search(r'(:= |^  )' + re.escape(needle) + r'( \\)?$', text, re.M):
+				out.append(os.path.join(top, name[1:-len('.cmd')]))
+	return out
+
+
+def check_rebuilt(tree: str, build: str, changed: Sequence[str]) -> None:
+	"""Raises UserError unless every object built from a changed source is newer than it.
+
+	A mutant's kernel must contain the mutant: an object older than the
+	source it was compiled from means make kept an older one.
+	"""
+	for path in changed:
+		src = os.path.join(tree, path)
+		if not os.path.isfile(src) or not path.endswith(('.c', '.h', '.S')):
+			continue
+		mtime = os.stat(src).st_mtime
+		for obj in dependents(build, path):
+			if os.path.exists(obj) and os.stat(obj).st_mtime < mtime:
+				raise UserError(f'{obj} was not rebuilt after {path} changed: the kernel '
+						f'would not contain the change; delete {build} and run again')
 
 
 def build(tree: str, arch: str, config: Config, build: str, log_path: str,
@@ -238,6 +324,16 @@ def build(tree: str, arch: str, config: Config, build: str, log_path: str,
 		raise UserError(f'build failed for ARCH={arch} CONFIG={config.name} (full log: {log_path}):\n'
 				+ compiler_errors(text) +
 				'\n  fix the error above; no kernel was booted')
+	warned = own_warnings(text)
+	if warned:
+		for path in {p for p, _ in warned if p.endswith(('.c', '.S'))}:
+			obj = os.path.join(build, path[:-2] + '.o')
+			if os.path.exists(obj):
+				os.unlink(obj)  # compiled (and warned about) again next time
+		raise UserError(f'the build of ARCH={arch} CONFIG={config.name} warns in kunit-rcu\'s '
+				f'own files (full log: {log_path}):\n' +
+				'\n'.join(line for _, line in warned[:20]) +
+				'\n  fix the warnings above; no kernel was booted')
 	with open(stamp, 'w') as f:
 		f.write(fingerprint + '\n' + build_id + '\n')
 
@@ -270,6 +366,11 @@ def booted_other_kernel(console: str, build: str) -> Optional[str]:
 	return (f'the guest booted a kernel other than the one just built in {build}: its banner '
 		f'"{m.group(0).strip()}" lacks this build\'s id {build_id} (stale boot image); '
 		'run again, and if it repeats delete ' + build)
+
+
+def stamp_fingerprint(build: str) -> str:
+	"""The fingerprint of what the kernel last built in build was built from ('' if none)."""
+	return _stamp(build)[0]
 
 
 def check_built(tree: str, arch: str, config: Config, build: str) -> None:

@@ -45,20 +45,30 @@ def run(arch: str = 'x86_64', config: str = 'default', extra: Optional[List[str]
 	cannot kill it.
 
 	Locks (see locks): the build dir's, which also guards the results dir,
-	for the whole run; the prepared tree's from prepare through boot, or
-	with EXTRA_PATCHES only until the scratch tree is made, whose lock is
-	then held through boot.
+	for the whole run (with EXTRA_PATCHES and a build dir never built, the
+	prepared tree's build dir's too: that first build starts as its copy);
+	the prepared tree's from prepare through boot, or with EXTRA_PATCHES
+	only until the scratch tree is made, whose lock is then held through
+	boot.
 	"""
 	extra = [os.path.abspath(p) for p in (extra or [])]
 	check_arch(arch)  # bad arguments: raise before anything is recorded
 	cfg = load_config(config)
 	cfg.check_arch(arch)
-	with locks.build(build_dir(arch, config, bool(extra))):
-		return _run(arch, cfg, extra, timeout, install, suite)
+	with contextlib.ExitStack() as held:
+		build = build_dir(arch, config, bool(extra))
+		held.enter_context(locks.build(build))
+		seed = None
+		if extra and not kbuild.stamp_fingerprint(build):
+			# Its first build may start from the prepared tree's build:
+			# hold that too (build dirs first, in this order).
+			seed = build_dir(arch, config, False)
+			held.enter_context(locks.build(seed))
+		return _run(arch, cfg, extra, timeout, install, suite, seed)
 
 
 def _run(arch: str, cfg: Config, extra: List[str], timeout: int, install: bool,
-	 suite: Optional[str]) -> RunOutcome:
+	 suite: Optional[str], seed: Optional[str]) -> RunOutcome:
 	config = cfg.name
 	timings: Dict[str, float] = {}
 	outdir = results_dir(arch, config, bool(extra))
@@ -80,17 +90,26 @@ def _run(arch: str, cfg: Config, extra: List[str], timeout: int, install: bool,
 				tree = tree_dir()
 				tree_lock = held.enter_context(locks.tree())
 				prepare.prepare(force=bool(os.environ.get('FORCE')))
+				changed: List[str] = []
 				if extra:
+					base = git(tree, 'rev-parse', 'HEAD').strip()
+					if seed and (kbuild.stamp_fingerprint(seed) !=
+						     kbuild.build_fingerprint(tree, arch, cfg)):
+						seed = None  # not built from the tree the scratch tree starts from
 					held.enter_context(locks.scratch())
 					prepare.prepare_scratch(extra)
 					tree = scratch_dir()
+					changed = git(tree, 'diff', '--name-only', base, 'HEAD').split()
 					tree_lock.release()  # scratch/ has its own checkout: src/ may change now
 				meta['tree'] = tree
 				meta['tree_commit'] = git(tree, 'rev-parse', 'HEAD').strip()
 			build = build_dir(arch, config, bool(extra))
 			meta['build_dir'] = build
 			with Stage('build', timings):
+				if seed:
+					kbuild.seed_build(tree, arch, cfg, build, seed, changed)
 				kbuild.build(tree, arch, cfg, build, os.path.join(outdir, 'build.log'))
+				kbuild.check_rebuilt(tree, build, changed)
 			want_coverage = coverage.dump_wanted(config, bool(extra), build)
 			with Stage('boot', timings):
 				console, timed_out, _ = kbuild.boot(
