@@ -1,6 +1,6 @@
 # kunit-rcu: RCU's Linux-kernel requirements as KUnit tests on Debian's 6.1 tree.
 # See README.md.  Variables: ARCH, CONFIG, EXTRA_PATCHES, TIMEOUT, FORCE,
-# KUNIT_RCU_CACHE (cache directory), MUTANTS (make mutants subset),
+# KUNIT_RCU_CACHE (cache directory), MUTANTS (make mutants subset), N (make soak),
 # REV, COVERAGE_ARCH, NO_RUN (make coverage).
 
 ARCH ?= x86_64
@@ -8,6 +8,7 @@ CONFIG ?= default
 EXTRA_PATCHES ?=
 TIMEOUT ?= 600
 MUTANTS ?=
+N ?= 10
 REV ?=
 BENCH ?=
 COVERAGE_ARCH ?= x86_64 arm64
@@ -17,7 +18,7 @@ KR := $(PYTHON) scripts/kunit-rcu
 FORCE_FLAG := $(if $(FORCE),--force)
 
 .PHONY: run check check-configs kconfig-check flavor-api coverage coverage-baseline prepare series series-build mutants \
-	selftest bench matrix help
+	selftest soak bench matrix help
 
 help:
 	@echo "make run     install packages, prepare the tree, build, boot, report"
@@ -33,6 +34,8 @@ help:
 	@echo "make coverage-baseline  store kernel/rcu/ coverage of the last runs as the baseline"
 	@echo "make series-build   each patch builds alone; production objects unchanged"
 	@echo "                    (SERIES_ARCH=\"x86_64 arm64\")"
+	@echo "make soak    boot one kernel N times (N=10), per case what it did; a case"
+	@echo "             that varies fails (ARCH=\"x86_64 arm64\" CONFIG=<name>)"
 	@echo "make prepare make series make mutants make selftest make bench make matrix"
 
 run:
@@ -71,6 +74,9 @@ mutants:
 
 selftest:
 	$(KR) selftest
+
+soak:
+	$(KR) soak --arch="$(ARCH)" --config="$(CONFIG)" --boots="$(N)" --timeout="$(TIMEOUT)"
 
 bench:
 	$(KR) bench --arch="$(ARCH)" --config="$(CONFIG)" --bench="$(BENCH)"

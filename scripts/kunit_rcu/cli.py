@@ -331,6 +331,29 @@ def cmd_coverage_baseline(args) -> int:
 	return 0
 
 
+def cmd_soak(args) -> int:
+	"""make soak: each ARCH's kernel booted N times; per case, what it did; a case that varied fails."""
+	from . import soak
+	arches = _split(args.arch)
+	cfg = load_config(args.config)
+	for arch in arches:
+		cfg.check_arch(arch)
+	total = Counts()
+	for arch in arches:
+		result = soak.soak(arch, args.config, args.boots, args.timeout)
+		log(f'[soak] ARCH={arch} CONFIG={args.config}: {result.boots} boots')
+		print(result.table())
+		for boot, reasons in result.failed_boots:
+			print(f'  boot {boot} failed: ' + '; '.join(reasons))
+		vary = result.varying()
+		log(f'[soak] ARCH={arch} CONFIG={args.config}: ' +
+		    (f'{len(vary)} case(s) varied: {", ".join(vary)}' if vary else 'no case varied') +
+		    f', {len(result.failed_boots)} of {result.boots} boots failed')
+		total += Counts.of(result.counts())
+	print(total.closing())
+	return 0 if total.failed == 0 else 1
+
+
 def cmd_bench(args) -> int:
 	from . import bench
 	return bench.main(args)
@@ -395,6 +418,10 @@ def main(argv: Sequence[str]) -> int:
 	p = sub.add_parser('coverage-baseline', help='store kernel/rcu/ coverage as the baseline')
 	p.add_argument('--arch', default='x86_64 arm64')
 	p.set_defaults(func=cmd_coverage_baseline)
+	p = sub.add_parser('soak', help='boot one kernel N times; a case that varies fails')
+	common(p)
+	p.add_argument('--boots', type=int, default=10, help='how many boots (N)')
+	p.set_defaults(func=cmd_soak)
 	p = sub.add_parser('bench', help='cold/warm make run against bare kunit.py; coverage cost')
 	common(p)
 	p.add_argument('--bench', default='', help='loop, coverage, or both (default)')
