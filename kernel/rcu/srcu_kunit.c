@@ -104,6 +104,7 @@ static struct kunit_rcu_work *srcu_kunit_start_reader(struct kunit *test,
  * @done: set when @sync returned
  * @cbs: callbacks that had run when @sync returned (srcu_barrier())
  * @count: the callback counter read into @cbs, or NULL
+ * @go: if set, @sync waits (bounded) for it to become non-zero first
  */
 struct srcu_kunit_sync {
 	struct srcu_struct *ssp;
@@ -111,12 +112,15 @@ struct srcu_kunit_sync {
 	atomic_t done;
 	int cbs;
 	atomic_t *count;
+	atomic_t *go;
 };
 
 static void srcu_kunit_sync_fn(void *arg)
 {
 	struct srcu_kunit_sync *s = arg;
 
+	if (s->go)
+		kunit_rcu_wait_flag(s->go, KUNIT_RCU_PROMPT_MS);
 	s->sync(s->ssp);
 	if (s->count)
 		s->cbs = atomic_read(s->count);
@@ -131,6 +135,7 @@ static void srcu_kunit_sync_fn(void *arg)
  * @head: a call_srcu() callback
  * @cb_ran: set by it
  * @cookie: start_poll_synchronize_srcu()
+ * @go: lets @sync and @exp call their function
  */
 struct srcu_kunit_waiters {
 	struct srcu_kunit_sync sync, exp;
@@ -138,6 +143,7 @@ struct srcu_kunit_waiters {
 	struct rcu_head head;
 	atomic_t cb_ran;
 	unsigned long cookie;
+	atomic_t go;
 };
 
 static void srcu_kunit_cb(struct rcu_head *head)
@@ -147,15 +153,35 @@ static void srcu_kunit_cb(struct rcu_head *head)
 	atomic_set(&ws->cb_ran, 1);
 }
 
+/*
+ * The kthreads of @ws's synchronous waits, on @cpu, waiting for
+ * srcu_kunit_release_waiters(): a case that holds a CPU creates them
+ * before the hold (kthread creation during a hold stalled the test thread).
+ */
+static void srcu_kunit_ready_waiters(struct kunit *test, struct srcu_kunit_waiters *ws,
+				     struct srcu_struct *ssp, int cpu)
+{
+	ws->sync = (struct srcu_kunit_sync){ .ssp = ssp, .sync = synchronize_srcu,
+					     .go = &ws->go };
+	ws->exp = (struct srcu_kunit_sync){ .ssp = ssp, .sync = synchronize_srcu_expedited,
+					    .go = &ws->go };
+	ws->work[0] = kunit_rcu_start_on_cpu(test, cpu, srcu_kunit_sync_fn, &ws->sync, false);
+	ws->work[1] = kunit_rcu_start_on_cpu(test, cpu, srcu_kunit_sync_fn, &ws->exp, false);
+}
+
+/* Every kind of wait of @ws begins now. */
+static void srcu_kunit_release_waiters(struct srcu_kunit_waiters *ws)
+{
+	ws->cookie = start_poll_synchronize_srcu(ws->sync.ssp);
+	call_srcu(ws->sync.ssp, &ws->head, srcu_kunit_cb);
+	atomic_set_release(&ws->go, 1);
+}
+
 static void srcu_kunit_start_waiters(struct kunit *test, struct srcu_kunit_waiters *ws,
 				     struct srcu_struct *ssp, int cpu)
 {
-	ws->cookie = start_poll_synchronize_srcu(ssp);
-	call_srcu(ssp, &ws->head, srcu_kunit_cb);
-	ws->sync = (struct srcu_kunit_sync){ .ssp = ssp, .sync = synchronize_srcu };
-	ws->exp = (struct srcu_kunit_sync){ .ssp = ssp, .sync = synchronize_srcu_expedited };
-	ws->work[0] = kunit_rcu_start_on_cpu(test, cpu, srcu_kunit_sync_fn, &ws->sync, false);
-	ws->work[1] = kunit_rcu_start_on_cpu(test, cpu, srcu_kunit_sync_fn, &ws->exp, false);
+	srcu_kunit_ready_waiters(test, ws, ssp, cpu);
+	srcu_kunit_release_waiters(ws);
 }
 
 /* Which of @ws's waits have ended, as a bit mask, for the messages. */
@@ -238,8 +264,9 @@ static void srcu_kunit_reader_holds(struct kunit *test, struct srcu_struct *ssp,
 	kunit_rcu_unexpedite(test);
 	st->r.ssp = ssp;
 	st->r.eqs = eqs;
+	srcu_kunit_ready_waiters(test, &st->ws, ssp, wcpu);
 	w = srcu_kunit_start_reader(test, &st->r, rcpu);
-	srcu_kunit_start_waiters(test, &st->ws, ssp, wcpu);
+	srcu_kunit_release_waiters(&st->ws);
 	srcu_kunit_expect_held(test, &st->ws, where);
 	ended = srcu_kunit_end_reader(test, &st->r, w);
 	if (eqs)
