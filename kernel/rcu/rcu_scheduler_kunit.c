@@ -647,12 +647,11 @@ static void rcu_scheduler_kthreads_under_load(struct kunit *test)
 		if (w[n])
 			n++;
 	}
-	rcu_unexpedite_gp();
+	kunit_rcu_unexpedite(test);
 	while (ktime_get_ns() - start < RCU_SCHEDULER_LOAD_MS * NSEC_PER_MSEC) {
 		synchronize_rcu();
 		gps++;
 	}
-	rcu_expedite_gp();
 	end = ktime_get_ns();
 	kunit_rcu_kthreads("rcu", rcu_scheduler_add_runtime, &rcu1);
 	si = rcu_scheduler_si_unhook();
