@@ -28,10 +28,125 @@
 /* Nesting depth of the reader in the unlock case. */
 #define RCU_SCHEDULER_NEST_DEPTH	4
 
+/*
+ * Bound on a grace period reaching a reader: a normal one asks the reader
+ * for a quiescent state from the scheduling-clock interrupt only once it
+ * is a second old.
+ */
+#define RCU_SCHEDULER_REACH_MS		3000
+
+/**
+ * struct rcu_scheduler_path - the grace period a case drives
+ * @name: the parameter's description
+ * @expedited: an expedited grace period, else a normal one (expediting off)
+ */
+struct rcu_scheduler_path {
+	const char *name;
+	bool expedited;
+};
+
+static const struct rcu_scheduler_path rcu_scheduler_paths[] = {
+	{ "normal grace period", false },
+	{ "expedited grace period", true },
+};
+
+static void rcu_scheduler_path_desc(const struct rcu_scheduler_path *path, char *desc)
+{
+	strscpy(desc, path->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(rcu_scheduler_path, rcu_scheduler_paths, rcu_scheduler_path_desc);
+
+/* A grace period of one path and the sequence values it ends at. */
+struct rcu_scheduler_gp {
+	bool expedited;
+	struct kunit_rcu_seq seq;
+};
+
+/*
+ * In the test thread, before any reader: a grace period of the case's
+ * path (@expedited, else its parameter), a normal one with boot-time
+ * expediting off for the rest of the case.
+ */
+static void rcu_scheduler_gp_prepare(struct kunit *test, struct rcu_scheduler_gp *gp,
+				     bool expedited)
+{
+	gp->expedited = expedited;
+	if (!expedited)
+		kunit_rcu_unexpedite(test);
+}
+
+/* Starts the grace period; legal inside a reader. */
+static void rcu_scheduler_gp_start(struct rcu_scheduler_gp *gp)
+{
+	kunit_rcu_seq_snap(&gp->seq);
+	if (gp->expedited)
+		kunit_rcu_start_exp();
+	else
+		start_poll_synchronize_rcu();
+}
+
+/* kunit_rcu_*_until() condition: the grace period ended, on its own sequence. */
+static bool rcu_scheduler_gp_done(void *gp)
+{
+	struct rcu_scheduler_gp *g = gp;
+
+	return g->expedited ? kunit_rcu_exp_done(&g->seq) : kunit_rcu_normal_done(&g->seq);
+}
+
+/*
+ * Aims @gp at the grace period of its kind in progress now, if one is,
+ * instead of the first one to start after rcu_scheduler_gp_start().  A
+ * reader preempted for a while holds whichever one is in progress: one
+ * that started before it was preempted, which the reader's CPU had not
+ * yet reported for, or a later one, which found it on ->blkd_tasks.
+ */
+static bool rcu_scheduler_gp_current(struct rcu_scheduler_gp *gp)
+{
+	unsigned long cur = gp->expedited ? rcu_exp_batches_completed() : rcu_get_gp_seq();
+
+	if (!rcu_seq_state(cur))
+		return false;
+	if (gp->expedited)
+		gp->seq.exp = rcu_seq_endval(&cur);
+	else
+		gp->seq.normal = rcu_seq_endval(&cur);
+	return true;
+}
+
+#ifdef CONFIG_PREEMPT_RCU
+/*
+ * Whether the grace period has marked @t's reader as owing it a quiescent
+ * state: preempted (->blocked), asked from the tick (->need_qs, normal)
+ * or from the IPI (->exp_hint, expedited).
+ */
+static bool rcu_scheduler_owes(struct rcu_scheduler_gp *gp, struct task_struct *t)
+{
+	union rcu_special special = { .s = READ_ONCE(t->rcu_read_unlock_special.s) };
+
+	return special.b.blocked || (gp->expedited ? special.b.exp_hint : special.b.need_qs);
+}
+#else
+static bool rcu_scheduler_owes(struct rcu_scheduler_gp *gp, struct task_struct *t)
+{
+	return false;
+}
+#endif
+
+/*
+ * kunit_rcu_*_until() condition, inside the current task's reader: the
+ * grace period has reached the reader or ended.  Without preemptible RCU
+ * nothing marks a reader, and a caller spins out its bound.
+ */
+static bool rcu_scheduler_gp_reached(void *gp)
+{
+	return rcu_scheduler_owes(gp, current) || rcu_scheduler_gp_done(gp);
+}
+
 struct rcu_scheduler_irq_reader {
 	struct irq_work work;
 	atomic_t ran;
-	struct rcu_gp_oldstate gp;	/* tracks expedited grace periods too */
+	struct rcu_scheduler_gp gp;
 	bool special_pending;	/* the outer reader still owed its quiescent state */
 	int depth_at_entry, depth_in_reader;
 	bool done_in_reader;
@@ -48,7 +163,7 @@ static void rcu_scheduler_irq_reader_fn(struct irq_work *work)
 #endif
 	rcu_read_lock();
 	r->depth_in_reader = kunit_rcu_reader_depth();
-	r->done_in_reader = poll_state_synchronize_rcu_full(&r->gp);
+	r->done_in_reader = rcu_scheduler_gp_done(&r->gp);
 	rcu_read_unlock();
 	atomic_set_release(&r->ran, 1);
 }
@@ -59,14 +174,17 @@ static void rcu_scheduler_irq_reader_fn(struct irq_work *work)
  * 6.1 drops the nesting count to zero first and runs the outermost
  * rcu_read_unlock()'s special processing (rcu_read_unlock_special())
  * after, deferring it when interrupts are disabled.  A reader nested
- * RCU_SCHEDULER_NEST_DEPTH deep is reached by an expedited grace
- * period; the inner unlocks do not end it; the outermost unlock runs
- * with interrupts disabled, and an interrupt taken right after, while
- * the quiescent state is still owed, runs a reader of its own (whose
- * unlock meets the pending special state from hardirq).  That reader
- * counts from zero, the grace period does not end before the outermost
- * unlock nor inside the interrupt's reader, and the owed quiescent
- * state is not lost: the grace period ends after.
+ * RCU_SCHEDULER_NEST_DEPTH deep is reached by a grace period (normal
+ * with expediting off, or expedited: one parameter each); the inner
+ * unlocks do not end it; the outermost unlock runs with interrupts
+ * disabled, and an interrupt taken right after, while the quiescent
+ * state is still owed, runs a reader of its own (whose unlock meets the
+ * pending special state from hardirq).  That reader counts from zero,
+ * the grace period does not end before the outermost unlock nor inside
+ * the interrupt's reader, and the deferred quiescent state is not lost:
+ * the grace period ends after, on its own sequence.
+ * rcu_scheduler_irq_inside_unlock_special takes the interrupt inside
+ * the special processing itself.
  */
 static void rcu_scheduler_irq_reader_in_unlock(struct kunit *test)
 {
@@ -76,24 +194,29 @@ static void rcu_scheduler_irq_reader_in_unlock(struct kunit *test)
 	unsigned long flags;
 	int i;
 
+	const struct rcu_scheduler_path *path = test->param_value;
+
 	KUNIT_ASSERT_NOT_NULL(test, r);
 	KUNIT_ASSERT_EQ_MSG(test, kunit_rcu_reader_depth(), 0, "test thread already in a reader");
 	r->work = IRQ_WORK_INIT_HARD(rcu_scheduler_irq_reader_fn);
+	rcu_scheduler_gp_prepare(test, &r->gp, path->expedited);
 
 	for (i = 1; i <= RCU_SCHEDULER_NEST_DEPTH; i++) {
 		rcu_read_lock();
 		depth_in[i] = kunit_rcu_reader_depth();
 	}
-	start_poll_synchronize_rcu_expedited_full(&r->gp);
+	rcu_scheduler_gp_start(&r->gp);
 	if (IS_ENABLED(CONFIG_PREEMPT_RCU))
-		reached = kunit_rcu_spin_until(kunit_rcu_gp_reached_reader, &r->gp,
-					       KUNIT_RCU_PROMPT_MS);
-	done_nested = poll_state_synchronize_rcu_full(&r->gp);
+		reached = kunit_rcu_spin_until(rcu_scheduler_gp_reached, &r->gp,
+					       RCU_SCHEDULER_REACH_MS);
+	else
+		kunit_rcu_spin_until(rcu_scheduler_gp_done, &r->gp, KUNIT_RCU_HOLD_MS);
+	done_nested = rcu_scheduler_gp_done(&r->gp);
 	for (i = RCU_SCHEDULER_NEST_DEPTH; i > 1; i--) {
 		rcu_read_unlock();
 		depth_out[i - 1] = kunit_rcu_reader_depth();
 	}
-	done_outer = kunit_rcu_spin_until(kunit_rcu_full_done, &r->gp, KUNIT_RCU_HOLD_MS);
+	done_outer = kunit_rcu_spin_until(rcu_scheduler_gp_done, &r->gp, KUNIT_RCU_HOLD_MS);
 
 	local_irq_save(flags);
 	rcu_read_unlock();		/* the outermost: special processing deferred */
@@ -110,7 +233,8 @@ static void rcu_scheduler_irq_reader_in_unlock(struct kunit *test)
 		KUNIT_EXPECT_EQ_MSG(test, depth_out[i], i, "depth after unlock down to %d", i);
 	if (IS_ENABLED(CONFIG_PREEMPT_RCU)) {
 		KUNIT_EXPECT_TRUE_MSG(test, reached,
-				      "the expedited grace period never reached the reader");
+				      "the grace period did not reach the reader within %d ms",
+				      RCU_SCHEDULER_REACH_MS);
 		KUNIT_EXPECT_TRUE_MSG(test, r->special_pending,
 				      "the interrupt came after the special processing, not during");
 	}
@@ -121,7 +245,7 @@ static void rcu_scheduler_irq_reader_in_unlock(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, r->depth_in_reader, 1);
 	KUNIT_EXPECT_FALSE_MSG(test, r->done_in_reader,
 			       "grace period ended before the owed quiescent state was reported");
-	KUNIT_EXPECT_TRUE_MSG(test, kunit_rcu_wait_until(kunit_rcu_full_done, &r->gp,
+	KUNIT_EXPECT_TRUE_MSG(test, kunit_rcu_wait_until(rcu_scheduler_gp_done, &r->gp,
 							 KUNIT_RCU_GP_TIMEOUT_MS),
 			      "the owed quiescent state was lost: no grace period end within %d ms",
 			      KUNIT_RCU_GP_TIMEOUT_MS);
@@ -129,8 +253,8 @@ static void rcu_scheduler_irq_reader_in_unlock(struct kunit *test)
 
 struct rcu_scheduler_unlock {
 	atomic_t in_reader, cookie_set;
-	struct rcu_gp_oldstate gp;	/* tracks expedited grace periods too */
-	bool reached;		/* the expedited grace period reached the reader */
+	struct rcu_scheduler_gp gp;
+	bool reached;		/* the grace period reached the reader */
 	bool done_in_reader;
 	bool done_in_region;	/* after the unlock, lock still held */
 };
@@ -144,16 +268,19 @@ static void rcu_scheduler_unlock_under_pi_lock(void *arg)
 	atomic_set_release(&u->in_reader, 1);
 	if (kunit_rcu_spin_flag(&u->cookie_set, KUNIT_RCU_PROMPT_MS)) {
 		if (IS_ENABLED(CONFIG_PREEMPT_RCU))
-			u->reached = kunit_rcu_spin_until(kunit_rcu_gp_reached_reader, &u->gp,
-							  KUNIT_RCU_PROMPT_MS);
+			u->reached = kunit_rcu_spin_until(rcu_scheduler_gp_reached, &u->gp,
+							  RCU_SCHEDULER_REACH_MS);
 		else
-			kunit_rcu_spin_until(kunit_rcu_full_done, &u->gp, KUNIT_RCU_HOLD_MS);
+			kunit_rcu_spin_until(rcu_scheduler_gp_done, &u->gp, KUNIT_RCU_HOLD_MS);
 	}
-	u->done_in_reader = poll_state_synchronize_rcu_full(&u->gp);
+	u->done_in_reader = rcu_scheduler_gp_done(&u->gp);
+	/* What reached the reader is the grace period in progress: judge that one. */
+	if (u->reached)
+		rcu_scheduler_gp_current(&u->gp);
 	/* A scheduler lock, taken with interrupts disabled, held across the end. */
 	raw_spin_lock_irqsave(&current->pi_lock, flags);
 	rcu_read_unlock();
-	u->done_in_region = kunit_rcu_spin_until(kunit_rcu_full_done, &u->gp,
+	u->done_in_region = kunit_rcu_spin_until(rcu_scheduler_gp_done, &u->gp,
 						 KUNIT_RCU_HOLD_MS);
 	raw_spin_unlock_irqrestore(&current->pi_lock, flags);
 }
@@ -161,39 +288,51 @@ static void rcu_scheduler_unlock_under_pi_lock(void *arg)
 /*
  * Covers: SCH-2
  *
- * A reader hit by an expedited grace period (driven from another CPU)
- * ends while its task holds a scheduler lock (its ->pi_lock) with
- * interrupts disabled: the rcu_read_unlock() does not deadlock (nor
- * make lockdep see a possible one: the run fails on a splat), the
- * quiescent state it owes is deferred (the grace period does not end
- * inside the locked region), and it is reported once the region ends
- * (the grace period then completes).  Without preemptible RCU the
- * reader is a preemption-disabled region and the same holds.
+ * A reader reached by a grace period driven from another CPU (normal
+ * with expediting off, or expedited: one parameter each) ends while its
+ * task holds a scheduler lock (its ->pi_lock) with interrupts disabled:
+ * the rcu_read_unlock() does not deadlock (nor make lockdep see a
+ * possible one: the run fails on a splat), the quiescent state it owes
+ * is deferred (the grace period in progress, which reached the reader,
+ * does not end inside the locked region), and it is reported once the
+ * region ends (that grace period and the requested one then complete,
+ * on their own sequence).  Without preemptible RCU the reader
+ * is a preemption-disabled region and the same holds.
  */
 static void rcu_scheduler_lock_across_unlock(struct kunit *test)
 {
+	const struct rcu_scheduler_path *path = test->param_value;
 	int cpu = kunit_rcu_target_cpu(test);
 	struct rcu_scheduler_unlock *u = kunit_kzalloc(test, sizeof(*u), GFP_KERNEL);
+	struct rcu_scheduler_gp requested = { };
 	struct kunit_rcu_work *w;
 
 	KUNIT_ASSERT_NOT_NULL(test, u);
+	rcu_scheduler_gp_prepare(test, &u->gp, path->expedited);
 	w = kunit_rcu_start_on_cpu(test, cpu, rcu_scheduler_unlock_under_pi_lock, u, false);
 	if (kunit_rcu_wait_flag(&u->in_reader, KUNIT_RCU_PROMPT_MS)) {
 		/* From here: its work must not queue behind the reader. */
-		start_poll_synchronize_rcu_expedited_full(&u->gp);
+		rcu_scheduler_gp_start(&u->gp);
+		requested = u->gp;
 		atomic_set_release(&u->cookie_set, 1);
 	}
-	KUNIT_ASSERT_TRUE(test, kunit_rcu_finish(test, w, 3 * KUNIT_RCU_PROMPT_MS));
+	KUNIT_ASSERT_TRUE(test, kunit_rcu_finish(test, w, RCU_SCHEDULER_REACH_MS +
+							  KUNIT_RCU_GP_TIMEOUT_MS));
 	KUNIT_ASSERT_TRUE_MSG(test, atomic_read(&u->cookie_set), "the reader never began");
 	if (IS_ENABLED(CONFIG_PREEMPT_RCU))
 		KUNIT_EXPECT_TRUE_MSG(test, u->reached,
-				      "the expedited grace period never reached the reader");
+				      "the grace period did not reach the reader within %d ms",
+				      RCU_SCHEDULER_REACH_MS);
 	KUNIT_EXPECT_FALSE_MSG(test, u->done_in_reader, "grace period ended inside the reader");
 	KUNIT_EXPECT_FALSE_MSG(test, u->done_in_region,
 			       "grace period ended while the lock was still held");
-	KUNIT_EXPECT_TRUE_MSG(test, kunit_rcu_wait_until(kunit_rcu_full_done, &u->gp,
+	KUNIT_EXPECT_TRUE_MSG(test, kunit_rcu_wait_until(rcu_scheduler_gp_done, &u->gp,
 							 KUNIT_RCU_GP_TIMEOUT_MS),
 			      "deferred quiescent state not reported within %d ms of the region",
+			      KUNIT_RCU_GP_TIMEOUT_MS);
+	KUNIT_EXPECT_TRUE_MSG(test, kunit_rcu_wait_until(rcu_scheduler_gp_done, &requested,
+							 KUNIT_RCU_GP_TIMEOUT_MS),
+			      "the requested grace period did not end within %d ms of the region",
 			      KUNIT_RCU_GP_TIMEOUT_MS);
 }
 
@@ -245,15 +384,35 @@ static void rcu_scheduler_preempter(void *arg)
 	sched_set_normal(current, 0);
 }
 
+/* kunit_rcu_*_until() condition: @gp reached the reader of @p's task. */
+struct rcu_scheduler_reach {
+	struct rcu_scheduler_gp *gp;
+	struct rcu_scheduler_preempted *p;
+};
+
+static bool rcu_scheduler_reached_reader(void *arg)
+{
+	struct rcu_scheduler_reach *r = arg;
+
+	return rcu_scheduler_owes(r->gp, READ_ONCE(r->p->reader)) || rcu_scheduler_gp_done(r->gp);
+}
+
 /*
  * Starts @reader on @cpu and, once it runs, rcu_scheduler_preempter() on
- * the same CPU.  False, with the case failed and both released, if either
- * did not run within KUNIT_RCU_PROMPT_MS.
+ * the same CPU.  With @during, starts that grace period once the reader
+ * has begun and preempts the reader only after the grace period, still in
+ * progress, has reached it.  False, with the case failed and both
+ * released, if either did not run within KUNIT_RCU_PROMPT_MS or the grace
+ * period did not reach the reader within RCU_SCHEDULER_REACH_MS.
  */
-static bool rcu_scheduler_preempt(struct kunit *test, int cpu, void (*reader)(void *arg),
-				  struct rcu_scheduler_preempted *p,
-				  struct kunit_rcu_work **rw, struct kunit_rcu_work **pw)
+static bool rcu_scheduler_preempt_during(struct kunit *test, int cpu,
+					 void (*reader)(void *arg),
+					 struct rcu_scheduler_preempted *p,
+					 struct kunit_rcu_work **rw, struct kunit_rcu_work **pw,
+					 struct rcu_scheduler_gp *during)
 {
+	struct rcu_scheduler_reach reach = { .gp = during, .p = p };
+
 	*rw = kunit_rcu_start_on_cpu(test, cpu, reader, p, false);
 	if (!*rw)
 		return false;
@@ -262,6 +421,19 @@ static bool rcu_scheduler_preempt(struct kunit *test, int cpu, void (*reader)(vo
 		kunit_rcu_finish(test, *rw, KUNIT_RCU_GP_TIMEOUT_MS);
 		KUNIT_FAIL(test, "the reader did not begin within %d ms", KUNIT_RCU_PROMPT_MS);
 		return false;
+	}
+	if (during) {
+		rcu_scheduler_gp_start(during);
+		if (!kunit_rcu_wait_until(rcu_scheduler_reached_reader, &reach,
+					  RCU_SCHEDULER_REACH_MS) ||
+		    rcu_scheduler_gp_done(during)) {
+			atomic_set(&p->release, 1);
+			kunit_rcu_finish(test, *rw, KUNIT_RCU_GP_TIMEOUT_MS);
+			KUNIT_FAIL(test, "the grace period %s", rcu_scheduler_gp_done(during) ?
+				   "ended inside the running reader" :
+				   "did not reach the running reader");
+			return false;
+		}
 	}
 	*pw = kunit_rcu_start_on_cpu(test, cpu, rcu_scheduler_preempter, p, false);
 	if (!*pw || !kunit_rcu_wait_flag(&p->preempting, KUNIT_RCU_PROMPT_MS)) {
@@ -275,6 +447,13 @@ static bool rcu_scheduler_preempt(struct kunit *test, int cpu, void (*reader)(vo
 		return false;
 	}
 	return true;
+}
+
+static bool rcu_scheduler_preempt(struct kunit *test, int cpu, void (*reader)(void *arg),
+				  struct rcu_scheduler_preempted *p,
+				  struct kunit_rcu_work **rw, struct kunit_rcu_work **pw)
+{
+	return rcu_scheduler_preempt_during(test, cpu, reader, p, rw, pw, NULL);
 }
 
 /*
@@ -309,7 +488,7 @@ static void rcu_scheduler_preempted_reader_blocks_gp(struct kunit *test)
 	kunit_rcu_unexpedite(test);
 	kunit_rcu_seq_snap(&seq);
 	start_poll_synchronize_rcu();
-	start_poll_synchronize_rcu_expedited();
+	kunit_rcu_start_exp();
 	kunit_rcu_delay_ms(KUNIT_RCU_HOLD_MS);
 	held_norm = !kunit_rcu_normal_done(&seq);
 	held_exp = !kunit_rcu_exp_done(&seq);
@@ -344,18 +523,69 @@ static void rcu_scheduler_preempted_reader_blocks_gp(struct kunit *test)
 	KUNIT_EXPECT_TRUE_MSG(test, p->released, "the reader ended by its bound, not released");
 }
 
+/*
+ * Covers: PERF-5
+ * May skip: nopreempt
+ *
+ * A reader that is already running when a grace period (normal with
+ * expediting off, or expedited: one parameter each) starts, and is
+ * preempted only once that grace period, in progress, has reached it
+ * (asked it for a quiescent state: ->need_qs from the tick, ->exp_hint
+ * from the IPI).  RCU must queue it so that this grace period waits for
+ * it (not only grace periods that start later and find it on the blocked
+ * list): the grace period does not end while the reader is preempted,
+ * nor once it runs again inside its critical section, and ends, on its
+ * own sequence, after its rcu_read_unlock().
+ */
+static void rcu_scheduler_preempted_during_gp(struct kunit *test)
+{
+	const struct rcu_scheduler_path *path = test->param_value;
+	struct rcu_scheduler_preempted *p = kunit_kzalloc(test, sizeof(*p), GFP_KERNEL);
+	int cpu = kunit_rcu_target_cpu(test);
+	struct kunit_rcu_work *rw, *pw;
+	struct rcu_scheduler_gp gp;
+	bool held, held_running;
+
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	if (!IS_ENABLED(CONFIG_PREEMPT_RCU))
+		kunit_skip(test, "PREEMPT_RCU=n: a reader cannot be preempted");
+	rcu_scheduler_gp_prepare(test, &gp, path->expedited);
+	if (!rcu_scheduler_preempt_during(test, cpu, rcu_scheduler_preempted_reader, p, &rw, &pw,
+					  &gp))
+		return;
+
+	kunit_rcu_delay_ms(KUNIT_RCU_HOLD_MS);
+	held = !rcu_scheduler_gp_done(&gp);
+	atomic_set_release(&p->release_cpu, 1);
+	kunit_rcu_finish(test, pw, KUNIT_RCU_GP_TIMEOUT_MS);
+	kunit_rcu_delay_ms(KUNIT_RCU_HOLD_MS / 4);
+	held_running = !rcu_scheduler_gp_done(&gp);
+	atomic_set_release(&p->release, 1);
+	kunit_rcu_finish(test, rw, KUNIT_RCU_GP_TIMEOUT_MS);
+
+	KUNIT_EXPECT_TRUE_MSG(test, p->inside_when_preempted,
+			      "the preempter ran when the reader was not in its critical section");
+	KUNIT_EXPECT_GT_MSG(test, p->nivcsw_out, p->nivcsw_in,
+			    "the reader was never preempted inside its critical section");
+	KUNIT_EXPECT_TRUE_MSG(test, p->blocked,
+			      "the preempted reader was not queued as a blocked reader");
+	KUNIT_EXPECT_TRUE_MSG(test, held,
+			      "the grace period in progress ended while the reader was preempted");
+	KUNIT_EXPECT_TRUE_MSG(test, held_running,
+			      "the grace period ended before the resumed reader unlocked");
+	KUNIT_EXPECT_TRUE_MSG(test, p->released, "the reader ended by its bound, not released");
+	KUNIT_EXPECT_TRUE_MSG(test, kunit_rcu_wait_until(rcu_scheduler_gp_done, &gp,
+							 KUNIT_RCU_GP_TIMEOUT_MS),
+			      "the grace period did not end within %d ms of the reader",
+			      KUNIT_RCU_GP_TIMEOUT_MS);
+}
+
 /* SCH-2: a blocked reader that ends under a scheduler lock with interrupts disabled. */
 struct rcu_scheduler_blocked_unlock {
 	struct rcu_scheduler_preempted p;
-	struct kunit_rcu_seq seq;
-	bool normal_in_region;	/* a normal grace period ended inside the locked region */
-	bool exp_in_region;	/* an expedited one did */
+	struct rcu_scheduler_gp gp;	/* the one in progress at the release */
+	bool in_region;		/* it ended inside the locked region */
 };
-
-static bool rcu_scheduler_both_done(void *seq)
-{
-	return kunit_rcu_normal_done(seq) && kunit_rcu_exp_done(seq);
-}
 
 static void rcu_scheduler_blocked_reader(void *arg)
 {
@@ -368,9 +598,7 @@ static void rcu_scheduler_blocked_reader(void *arg)
 	rcu_scheduler_preempted_wait(p);
 	raw_spin_lock_irqsave(&current->pi_lock, flags);
 	rcu_read_unlock();
-	kunit_rcu_spin_until(rcu_scheduler_both_done, &b->seq, KUNIT_RCU_HOLD_MS);
-	b->normal_in_region = kunit_rcu_normal_done(&b->seq);
-	b->exp_in_region = kunit_rcu_exp_done(&b->seq);
+	b->in_region = kunit_rcu_spin_until(rcu_scheduler_gp_done, &b->gp, KUNIT_RCU_HOLD_MS);
 	raw_spin_unlock_irqrestore(&current->pi_lock, flags);
 }
 
@@ -379,37 +607,41 @@ static void rcu_scheduler_blocked_reader(void *arg)
  * May skip: nopreempt
  *
  * A reader that was preempted inside its critical section (so RCU queued
- * it on its leaf rcu_node as a blocked reader) holds a normal and an
- * expedited grace period started meanwhile, runs again and ends while
- * its task holds a scheduler lock (its ->pi_lock) with interrupts
- * disabled.  That rcu_read_unlock() must not report the quiescent state
- * from inside the locked region (waking the grace-period kthread there
- * is the deadlock the article describes; lockdep's report fails the run):
- * neither grace period ends inside the region, held for
- * KUNIT_RCU_HOLD_MS, and both end, each on its own sequence, once it is
- * left.  Without preemptible RCU no reader is ever blocked: skipped
- * (rcu_scheduler_lock_across_unlock covers that kernel).
+ * it on its leaf rcu_node as a blocked reader) holds a grace period
+ * requested meanwhile (a normal one with expediting off, or an expedited
+ * one: one parameter each), runs again and ends while its task holds a
+ * scheduler lock (its ->pi_lock) with interrupts disabled.  That
+ * rcu_read_unlock() must not report the quiescent state from inside the
+ * locked region (waking the grace-period kthread there is the deadlock
+ * the article describes; lockdep's report fails the run): the grace
+ * period in progress when the reader is let go (the requested one, or
+ * one before it that the reader also holds) does not end inside the
+ * region, held for KUNIT_RCU_HOLD_MS, and ends, on its own sequence, once
+ * it is left; so does the requested one.  Without preemptible RCU
+ * no reader is ever blocked: skipped (rcu_scheduler_lock_across_unlock
+ * covers that kernel).
  */
 static void rcu_scheduler_blocked_reader_locked_unlock(struct kunit *test)
 {
+	const struct rcu_scheduler_path *path = test->param_value;
 	struct rcu_scheduler_blocked_unlock *b = kunit_kzalloc(test, sizeof(*b), GFP_KERNEL);
 	int cpu = kunit_rcu_target_cpu(test);
 	struct kunit_rcu_work *rw, *pw;
-	bool held_norm, held_exp;
+	struct rcu_scheduler_gp requested;
+	bool held, in_progress;
 
 	KUNIT_ASSERT_NOT_NULL(test, b);
 	if (!IS_ENABLED(CONFIG_PREEMPT_RCU))
 		kunit_skip(test, "PREEMPT_RCU=n: a reader cannot be preempted");
+	rcu_scheduler_gp_prepare(test, &b->gp, path->expedited);
 	if (!rcu_scheduler_preempt(test, cpu, rcu_scheduler_blocked_reader, &b->p, &rw, &pw))
 		return;
 
-	kunit_rcu_unexpedite(test);
-	kunit_rcu_seq_snap(&b->seq);
-	start_poll_synchronize_rcu();
-	start_poll_synchronize_rcu_expedited();
+	rcu_scheduler_gp_start(&b->gp);
+	requested = b->gp;
 	kunit_rcu_delay_ms(KUNIT_RCU_HOLD_MS / 2);
-	held_norm = !kunit_rcu_normal_done(&b->seq);
-	held_exp = !kunit_rcu_exp_done(&b->seq);
+	held = !rcu_scheduler_gp_done(&b->gp);
+	in_progress = rcu_scheduler_gp_current(&b->gp);
 	atomic_set_release(&b->p.release_cpu, 1);
 	kunit_rcu_finish(test, pw, KUNIT_RCU_GP_TIMEOUT_MS);
 	atomic_set_release(&b->p.release, 1);
@@ -419,23 +651,232 @@ static void rcu_scheduler_blocked_reader_locked_unlock(struct kunit *test)
 			      "the preempted reader was not queued as a blocked reader");
 	KUNIT_EXPECT_GT_MSG(test, b->p.nivcsw_out, b->p.nivcsw_in,
 			    "the reader was never preempted inside its critical section");
-	KUNIT_EXPECT_TRUE_MSG(test, held_norm,
-			      "a normal grace period ended while the reader was preempted");
-	KUNIT_EXPECT_TRUE_MSG(test, held_exp,
-			      "an expedited grace period ended while the reader was preempted");
-	KUNIT_EXPECT_FALSE_MSG(test, b->normal_in_region,
-			       "a normal grace period ended while the scheduler lock was held");
-	KUNIT_EXPECT_FALSE_MSG(test, b->exp_in_region,
-			       "an expedited grace period ended while the scheduler lock was held");
-	KUNIT_EXPECT_TRUE_MSG(test, kunit_rcu_wait_until(kunit_rcu_normal_done, &b->seq,
+	KUNIT_EXPECT_TRUE_MSG(test, held, "the grace period ended while the reader was preempted");
+	KUNIT_EXPECT_TRUE_MSG(test, in_progress,
+			      "no grace period in progress while the reader was preempted");
+	KUNIT_EXPECT_FALSE_MSG(test, b->in_region,
+			       "the grace period ended while the scheduler lock was held");
+	KUNIT_EXPECT_TRUE_MSG(test, kunit_rcu_wait_until(rcu_scheduler_gp_done, &b->gp,
 							 KUNIT_RCU_GP_TIMEOUT_MS),
-			      "the normal grace period did not end within %d ms of the region",
+			      "the grace period did not end within %d ms of the region",
 			      KUNIT_RCU_GP_TIMEOUT_MS);
-	KUNIT_EXPECT_TRUE_MSG(test, kunit_rcu_wait_until(kunit_rcu_exp_done, &b->seq,
+	KUNIT_EXPECT_TRUE_MSG(test, kunit_rcu_wait_until(rcu_scheduler_gp_done, &requested,
 							 KUNIT_RCU_GP_TIMEOUT_MS),
-			      "the expedited grace period did not end within %d ms of the region",
+			      "the requested grace period did not end within %d ms of the region",
 			      KUNIT_RCU_GP_TIMEOUT_MS);
 	KUNIT_EXPECT_TRUE_MSG(test, b->p.released, "the reader ended by its bound, not released");
+}
+
+/* SCH-1: an interrupt taken inside rcu_read_unlock_special(). */
+struct rcu_scheduler_special_kind {
+	const char *name;
+	bool expedited;		/* the grace period, else a normal one */
+	bool preempted;		/* the reader is preempted while it waits */
+};
+
+static const struct rcu_scheduler_special_kind rcu_scheduler_special_kinds[] = {
+	{ "normal grace period, preempted reader", false, true },
+	{ "expedited grace period, running reader", true, false },
+	{ "expedited grace period, preempted reader", true, true },
+};
+
+static void rcu_scheduler_special_desc(const struct rcu_scheduler_special_kind *k, char *desc)
+{
+	strscpy(desc, k->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(rcu_scheduler_special, rcu_scheduler_special_kinds,
+		  rcu_scheduler_special_desc);
+
+struct rcu_scheduler_special {
+	struct rcu_scheduler_preempted p;
+	struct rcu_scheduler_gp gp;
+	struct irq_work work;
+	atomic_t irq_ran;
+	bool done_in_reader;		/* before the outermost rcu_read_unlock() */
+	/* In rcu_scheduler_kunit_unlock_special(): */
+	bool hooked;			/* it ran for this reader */
+	int hook_depth;			/* the reader's nesting there */
+	unsigned long hook_special;	/* ->rcu_read_unlock_special.s there */
+	bool hook_irqs_on;		/* interrupts were enabled there */
+	bool irq_inside;		/* the interrupt was taken before it returned */
+	/* In the interrupt: */
+	unsigned long irq_special;	/* ->rcu_read_unlock_special.s on entry */
+	int irq_depth_entry, irq_depth_in, irq_depth_after;
+	bool done_in_irq_reader;
+	/* After the outermost rcu_read_unlock() returned: */
+	unsigned long special_after;
+};
+
+#ifdef CONFIG_PREEMPT_RCU
+/* The reader whose special processing the hook interrupts, once. */
+static struct rcu_scheduler_special *rcu_scheduler_special_armed;
+
+/**
+ * rcu_scheduler_kunit_unlock_special() - interrupt rcu_read_unlock_special()
+ * @t: the task whose outermost rcu_read_unlock() runs the special processing
+ *
+ * Called by rcu_read_unlock_special() before it disables interrupts.  Once
+ * rcu_scheduler_irq_inside_unlock_special() armed it for @t, records the
+ * state there, queues a self-interrupt and waits, bounded, until that
+ * interrupt has been taken, so inside the special processing.  Else does
+ * nothing.
+ */
+void rcu_scheduler_kunit_unlock_special(struct task_struct *t)
+{
+	struct rcu_scheduler_special *s = READ_ONCE(rcu_scheduler_special_armed);
+
+	if (likely(!s) || READ_ONCE(s->p.reader) != t ||
+	    cmpxchg(&rcu_scheduler_special_armed, s, NULL) != s)
+		return;
+	s->hooked = true;
+	s->hook_depth = kunit_rcu_reader_depth();
+	s->hook_special = READ_ONCE(t->rcu_read_unlock_special.s);
+	s->hook_irqs_on = !irqs_disabled();
+	irq_work_queue(&s->work);
+	s->irq_inside = kunit_rcu_spin_flag(&s->irq_ran, KUNIT_RCU_PROMPT_MS);
+}
+
+static void rcu_scheduler_special_irq(struct irq_work *work)
+{
+	struct rcu_scheduler_special *s = container_of(work, struct rcu_scheduler_special, work);
+
+	s->irq_special = READ_ONCE(current->rcu_read_unlock_special.s);
+	s->irq_depth_entry = kunit_rcu_reader_depth();
+	rcu_read_lock();
+	s->irq_depth_in = kunit_rcu_reader_depth();
+	s->done_in_irq_reader = rcu_scheduler_gp_done(&s->gp);
+	rcu_read_unlock();
+	s->irq_depth_after = kunit_rcu_reader_depth();
+	atomic_set_release(&s->irq_ran, 1);
+}
+
+static void rcu_scheduler_special_reader(void *arg)
+{
+	struct rcu_scheduler_special *s = arg;
+
+	WRITE_ONCE(s->p.reader, current);
+	rcu_read_lock();
+	rcu_scheduler_preempted_wait(&s->p);
+	s->done_in_reader = rcu_scheduler_gp_done(&s->gp);
+	/* Arms the hook: orders the records above before it can run. */
+	smp_store_release(&rcu_scheduler_special_armed, s);
+	rcu_read_unlock();
+	cmpxchg(&rcu_scheduler_special_armed, s, NULL);
+	s->special_after = READ_ONCE(current->rcu_read_unlock_special.s);
+}
+
+/* kunit_rcu_*_until() condition: the grace period reached the running reader. */
+static bool rcu_scheduler_special_reached(void *arg)
+{
+	struct rcu_scheduler_special *s = arg;
+
+	return rcu_scheduler_owes(&s->gp, s->p.reader) || rcu_scheduler_gp_done(&s->gp);
+}
+
+/* rcu_scheduler_irq_inside_unlock_special()'s body, with preemptible RCU. */
+static void rcu_scheduler_inside_special(struct kunit *test)
+{
+	const struct rcu_scheduler_special_kind *kind = test->param_value;
+	struct rcu_scheduler_special *s = kunit_kzalloc(test, sizeof(*s), GFP_KERNEL);
+	int cpu = kunit_rcu_target_cpu(test);
+	struct kunit_rcu_work *rw, *pw = NULL;
+	bool held;
+
+	KUNIT_ASSERT_NOT_NULL(test, s);
+	s->work = IRQ_WORK_INIT_HARD(rcu_scheduler_special_irq);
+	rcu_scheduler_gp_prepare(test, &s->gp, kind->expedited);
+	if (kind->preempted) {
+		if (!rcu_scheduler_preempt(test, cpu, rcu_scheduler_special_reader, &s->p, &rw,
+					   &pw))
+			return;
+		rcu_scheduler_gp_start(&s->gp);
+		kunit_rcu_delay_ms(KUNIT_RCU_HOLD_MS / 2);
+		held = !rcu_scheduler_gp_done(&s->gp);
+		atomic_set_release(&s->p.release_cpu, 1);
+		kunit_rcu_finish(test, pw, KUNIT_RCU_GP_TIMEOUT_MS);
+	} else {
+		rw = kunit_rcu_start_on_cpu(test, cpu, rcu_scheduler_special_reader, s, false);
+		KUNIT_ASSERT_NOT_NULL(test, rw);
+		if (!kunit_rcu_wait_flag(&s->p.in_reader, KUNIT_RCU_PROMPT_MS)) {
+			atomic_set(&s->p.release, 1);
+			kunit_rcu_finish(test, rw, KUNIT_RCU_GP_TIMEOUT_MS);
+			KUNIT_FAIL(test, "the reader did not begin within %d ms",
+				   KUNIT_RCU_PROMPT_MS);
+			return;
+		}
+		rcu_scheduler_gp_start(&s->gp);
+		KUNIT_EXPECT_TRUE_MSG(test, kunit_rcu_wait_until(rcu_scheduler_special_reached,
+								 s, KUNIT_RCU_PROMPT_MS),
+				      "the grace period did not reach the running reader");
+		held = !rcu_scheduler_gp_done(&s->gp);
+	}
+	atomic_set_release(&s->p.release, 1);
+	KUNIT_ASSERT_TRUE(test, kunit_rcu_finish(test, rw, KUNIT_RCU_GP_TIMEOUT_MS));
+
+	KUNIT_EXPECT_TRUE_MSG(test, s->p.released, "the reader ended by its bound, not released");
+	if (kind->preempted) {
+		KUNIT_EXPECT_TRUE_MSG(test, s->p.blocked,
+				      "the preempted reader was not queued as a blocked reader");
+		KUNIT_EXPECT_GT_MSG(test, s->p.nivcsw_out, s->p.nivcsw_in,
+				    "the reader was never preempted inside its critical section");
+	}
+	KUNIT_EXPECT_TRUE_MSG(test, held && !s->done_in_reader,
+			      "the grace period ended inside the reader");
+	KUNIT_ASSERT_TRUE_MSG(test, s->hooked,
+			      "the outermost rcu_read_unlock() ran no rcu_read_unlock_special()");
+	KUNIT_EXPECT_EQ_MSG(test, s->hook_depth, 0,
+			    "special processing ran with the reader still nested");
+	KUNIT_EXPECT_NE_MSG(test, s->hook_special, 0UL,
+			    "special processing ran with no special state");
+	KUNIT_EXPECT_TRUE_MSG(test, s->hook_irqs_on,
+			      "interrupts were off where the special processing begins");
+	KUNIT_ASSERT_TRUE_MSG(test, s->irq_inside,
+			      "no interrupt taken inside rcu_read_unlock_special() within %d ms",
+			      KUNIT_RCU_PROMPT_MS);
+	KUNIT_EXPECT_NE_MSG(test, s->irq_special, 0UL,
+			    "the owed quiescent state was gone when the interrupt came");
+	KUNIT_EXPECT_EQ_MSG(test, s->irq_depth_entry, 0, "nesting on entry to the interrupt");
+	KUNIT_EXPECT_EQ_MSG(test, s->irq_depth_in, 1, "nesting in the interrupt's reader");
+	KUNIT_EXPECT_EQ_MSG(test, s->irq_depth_after, 0, "nesting after the interrupt's reader");
+	KUNIT_EXPECT_FALSE_MSG(test, s->done_in_irq_reader,
+			       "the grace period ended inside the interrupt's reader");
+	KUNIT_EXPECT_EQ_MSG(test, s->special_after, 0UL,
+			    "rcu_read_unlock() returned with special state left");
+	KUNIT_EXPECT_TRUE_MSG(test, kunit_rcu_wait_until(rcu_scheduler_gp_done, &s->gp,
+							 KUNIT_RCU_GP_TIMEOUT_MS),
+			      "the owed quiescent state was lost: no grace period end within %d ms",
+			      KUNIT_RCU_GP_TIMEOUT_MS);
+}
+#else
+static void rcu_scheduler_inside_special(struct kunit *test)
+{
+	kunit_skip(test, "PREEMPT_RCU=n: no rcu_read_unlock_special()");
+}
+#endif /* CONFIG_PREEMPT_RCU */
+
+/*
+ * Covers: SCH-1
+ * May skip: nopreempt
+ *
+ * The reader of a kthread on a CPU of its own is reached by a grace
+ * period (per parameter: a normal one with expediting off while the
+ * reader is preempted, an expedited one while it runs or while it is
+ * preempted), so its outermost rcu_read_unlock() runs the special
+ * processing.  A hook at the start of rcu_read_unlock_special() (patch
+ * "rcu: Let the rcu_scheduler KUnit suite interrupt
+ * rcu_read_unlock_special()") takes a self-interrupt there, whose
+ * handler runs a reader of its own.  6.1 has dropped the nesting count
+ * to zero before the special processing and does not report the owed
+ * quiescent state before it disables interrupts: the hook sees depth 0
+ * with the state still owed, the interrupt's reader counts 0, 1, 0 and
+ * the grace period has not ended inside it; once rcu_read_unlock()
+ * returns no special state is left, and the grace period ends on its own
+ * sequence.  Deadlocks, lockdep reports and list corruption fail the run.
+ */
+static void rcu_scheduler_irq_inside_unlock_special(struct kunit *test)
+{
+	rcu_scheduler_inside_special(test);
 }
 
 #ifdef CONFIG_RCU_TRACE
@@ -917,10 +1358,14 @@ static void rcu_scheduler_tasks_sleeper_quiescent(struct kunit *test)
 }
 
 static struct kunit_case rcu_scheduler_cases[] = {
-	KUNIT_CASE(rcu_scheduler_irq_reader_in_unlock),
-	KUNIT_CASE(rcu_scheduler_lock_across_unlock),
+	KUNIT_CASE_PARAM(rcu_scheduler_irq_reader_in_unlock, rcu_scheduler_path_gen_params),
+	KUNIT_CASE_PARAM(rcu_scheduler_irq_inside_unlock_special,
+			 rcu_scheduler_special_gen_params),
+	KUNIT_CASE_PARAM(rcu_scheduler_lock_across_unlock, rcu_scheduler_path_gen_params),
 	KUNIT_CASE(rcu_scheduler_preempted_reader_blocks_gp),
-	KUNIT_CASE(rcu_scheduler_blocked_reader_locked_unlock),
+	KUNIT_CASE_PARAM(rcu_scheduler_preempted_during_gp, rcu_scheduler_path_gen_params),
+	KUNIT_CASE_PARAM(rcu_scheduler_blocked_reader_locked_unlock,
+			 rcu_scheduler_path_gen_params),
 	KUNIT_CASE(rcu_scheduler_gp_kthread_drives),
 	KUNIT_CASE(rcu_scheduler_kthreads_under_load),
 	KUNIT_CASE(rcu_scheduler_tasks_wait_for_preempted),

@@ -23,6 +23,7 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/timekeeping.h>
+#include <linux/workqueue.h>
 
 #include "kunit_rcu.h"
 #include "rcu.h"
@@ -897,6 +898,31 @@ bool kunit_rcu_exp_done(void *seq)
 	return ULONG_CMP_GE(rcu_exp_batches_completed(), s->exp);
 }
 
+static void kunit_rcu_exp_fn(struct work_struct *work)
+{
+	synchronize_rcu_expedited();
+}
+
+static DECLARE_WORK(kunit_rcu_exp_work, kunit_rcu_exp_fn);
+
+/**
+ * kunit_rcu_start_exp() - make an expedited grace period start, without waiting
+ *
+ * start_poll_synchronize_rcu_expedited() is no such thing: its worker
+ * stops as soon as its (polled, normal) cookie is complete, so a normal
+ * grace period that ends first leaves the expedited sequence where it was.
+ * This queues synchronize_rcu_expedited() on the calling CPU's workqueue
+ * (not an unbound one, whose worker may wake an idle CPU that a case
+ * watches), which runs it after this call (a run in progress is followed
+ * by another), so that kunit_rcu_exp_done() on an earlier
+ * kunit_rcu_seq_snap() becomes true only through an expedited grace
+ * period.
+ */
+void kunit_rcu_start_exp(void)
+{
+	queue_work_on(raw_smp_processor_id(), system_wq, &kunit_rcu_exp_work);
+}
+
 static void kunit_rcu_expedite_again(struct kunit_resource *res)
 {
 	rcu_expedite_gp();
@@ -967,7 +993,7 @@ bool kunit_rcu_try_gp_held(struct kunit *test, struct kunit_rcu_hold *h, const c
 	}
 	kunit_rcu_seq_snap(&h->seq);
 	start_poll_synchronize_rcu();
-	start_poll_synchronize_rcu_expedited();
+	kunit_rcu_start_exp();
 	h->armed_ms = kunit_rcu_now_ms();
 	atomic_set_release(&h->armed, 1);
 	kunit_rcu_delay_ms(KUNIT_RCU_GP_HOLD_MS);

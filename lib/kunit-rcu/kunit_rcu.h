@@ -100,6 +100,7 @@ struct kunit_rcu_seq {
 void kunit_rcu_seq_snap(struct kunit_rcu_seq *s);
 bool kunit_rcu_normal_done(void *seq);
 bool kunit_rcu_exp_done(void *seq);
+void kunit_rcu_start_exp(void);
 void kunit_rcu_unexpedite(struct kunit *test);
 
 struct task_struct;
