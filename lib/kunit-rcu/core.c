@@ -818,30 +818,6 @@ bool kunit_rcu_cookie_done(void *cookie)
 }
 
 /**
- * kunit_rcu_gp_reached_reader() - kunit_rcu_*_until() condition for a reader
- * @rgos: a struct rcu_gp_oldstate of a grace period started in the reader
- *
- * True once the grace period is over or, with preemptible RCU, once it
- * has reached the current task's reader: RCU marked the reader
- * (->rcu_read_unlock_special) as holding up an expedited grace period
- * or as preempted, so its outermost rcu_read_unlock() owes a quiescent
- * state.  Without preemptible RCU only the first can happen, so a
- * reader waiting for this spins out its bound.
- *
- * Return: whether the grace period reached the reader.
- */
-bool kunit_rcu_gp_reached_reader(void *rgos)
-{
-#ifdef CONFIG_PREEMPT_RCU
-	union rcu_special special = { .s = READ_ONCE(current->rcu_read_unlock_special.s) };
-
-	if (special.b.exp_hint || special.b.blocked)
-		return true;
-#endif
-	return poll_state_synchronize_rcu_full(rgos);
-}
-
-/**
  * kunit_rcu_full_done() - kunit_rcu_*_until() condition: a full state completed
  * @rgos: a struct rcu_gp_oldstate
  *
