@@ -9,7 +9,7 @@ import shlex
 import shutil
 import subprocess
 import time
-from typing import List, Optional, Sequence, Tuple
+from typing import Callable, List, NamedTuple, Optional, Sequence, Tuple
 
 from .common import ARCHES, Config, UserError, cache_dir, git, log, version_dir
 from .prepare import arch_kunitconfigs, kunitconfig_path, kunitconfig_paths, overlay_files
@@ -380,13 +380,30 @@ def check_built(tree: str, arch: str, config: Config, build: str) -> None:
 				'config (stale or failed build): run the build again')
 
 
+class Boot(NamedTuple):
+	"""What one guest boot left: its console, how it ended, how long it took."""
+	console: str
+	timed_out: bool
+	seconds: float
+	stopped: bool = False  # ended by the caller's stop_when, not by the guest
+
+
+# How often a boot with stop_when looks at the console so far.
+POLL = 0.5
+
+
 def boot(tree: str, arch: str, config: Config, build: str, console_path: str,
 	 timeout: int = DEFAULT_TIMEOUT, kernel_args: Sequence[str] = (),
-	 suite: Optional[str] = None) -> Tuple[str, bool, float]:
-	"""kunit.py exec; returns (console text, timed_out, seconds).
+	 suite: Optional[str] = None,
+	 stop_when: Optional[Callable[[str], bool]] = None) -> Boot:
+	"""kunit.py exec, bounded by timeout.
 
 	kernel_args: more kernel parameters for this boot only (the coverage dump's).
 	suite: run only this suite (kunit.py's filter_glob argument).
+	stop_when: called with the console so far (every POLL seconds); once
+	it returns true the guest is killed and the boot counts as stopped,
+	not timed out.  The mutation harness stops a guest as soon as the
+	cases a mutant must fail have failed.
 	"""
 	check_built(tree, arch, config, build)
 	cmd = ['python3', 'tools/testing/kunit/kunit.py', 'exec',
@@ -396,21 +413,35 @@ def boot(tree: str, arch: str, config: Config, build: str, console_path: str,
 	if suite:
 		cmd.append(suite)
 	log('$ ' + ' '.join(cmd))
+	env = build_env(config=config, arch=arch)
+	# kunit.py prints the console line by line: unbuffered, the file is
+	# as far as the guest is, for stop_when and for a hang's tail.
+	env['PYTHONUNBUFFERED'] = '1'
 	start = time.monotonic()
-	timed_out = False
+	timed_out = stopped = False
 	with open(console_path, 'w') as out:
-		proc = subprocess.Popen(cmd, cwd=tree, env=build_env(config=config, arch=arch),
+		proc = subprocess.Popen(cmd, cwd=tree, env=env,
 					stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
 					start_new_session=True)
-		try:
-			proc.wait(timeout=timeout + 60)
-		except subprocess.TimeoutExpired:
-			timed_out = True
-			os.killpg(proc.pid, 9)
-			proc.wait()
+		deadline = start + timeout + 60
+		while True:
+			try:
+				proc.wait(timeout=POLL if stop_when else max(0, deadline - time.monotonic()))
+				break
+			except subprocess.TimeoutExpired:
+				pass
+			if time.monotonic() >= deadline:
+				timed_out = True
+			elif stop_when:
+				with open(console_path, errors='replace') as f:
+					stopped = stop_when(f.read())
+			if timed_out or stopped:
+				os.killpg(proc.pid, 9)
+				proc.wait()
+				break
 	elapsed = time.monotonic() - start
 	with open(console_path, errors='replace') as f:
 		text = f.read()
-	if elapsed >= timeout or re.search(r'timed out after \d+', text):
+	if not stopped and (elapsed >= timeout or re.search(r'timed out after \d+', text)):
 		timed_out = True
-	return text, timed_out, elapsed
+	return Boot(text, timed_out, elapsed, stopped)

@@ -7,7 +7,7 @@ import os
 import shutil
 import time
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional
+from typing import Callable, Dict, List, Optional
 
 from . import coverage, kbuild, locks, packages, prepare, report, sources, verdict
 from .common import (Config, UserError, build_dir, check_arch, expected_version, git,
@@ -15,6 +15,7 @@ from .common import (Config, UserError, build_dir, check_arch, expected_version,
 
 
 CASE_FAILURES = ' case(s) failed: '
+STOPPED = 'stopped before the end of the tests: what the run was for had been seen'
 
 
 @dataclass
@@ -36,13 +37,16 @@ def _meta(arch: str, config: str, extra: List[str]) -> dict:
 
 def run(arch: str = 'x86_64', config: str = 'default', extra: Optional[List[str]] = None,
 	timeout: int = kbuild.DEFAULT_TIMEOUT, install: bool = True,
-	suite: Optional[str] = None) -> RunOutcome:
+	suite: Optional[str] = None,
+	stop_when: Optional[Callable[[str], bool]] = None) -> RunOutcome:
 	"""One full run. Bad ARCH or CONFIG raise UserError; later failures land in results.json.
 
 	suite: boot only this suite (kunit.filter_glob); the verdict then
 	expects only it.  The mutation harness uses it for a mutant whose
 	cases are all in one suite: the other suites cost boot time and
 	cannot kill it.
+	stop_when: see kbuild.boot; a run stopped by it fails (it did not
+	finish), with the stop as its first reason.
 
 	Locks (see locks): the build dir's, which also guards the results dir,
 	for the whole run (with EXTRA_PATCHES and a build dir never built, the
@@ -64,11 +68,12 @@ def run(arch: str = 'x86_64', config: str = 'default', extra: Optional[List[str]
 			# hold that too (build dirs first, in this order).
 			seed = build_dir(arch, config, False)
 			held.enter_context(locks.build(seed))
-		return _run(arch, cfg, extra, timeout, install, suite, seed)
+		return _run(arch, cfg, extra, timeout, install, suite, seed, stop_when)
 
 
 def _run(arch: str, cfg: Config, extra: List[str], timeout: int, install: bool,
-	 suite: Optional[str], seed: Optional[str]) -> RunOutcome:
+	 suite: Optional[str], seed: Optional[str],
+	 stop_when: Optional[Callable[[str], bool]]) -> RunOutcome:
 	config = cfg.name
 	timings: Dict[str, float] = {}
 	outdir = results_dir(arch, config, bool(extra))
@@ -112,9 +117,9 @@ def _run(arch: str, cfg: Config, extra: List[str], timeout: int, install: bool,
 				kbuild.check_rebuilt(tree, build, changed)
 			want_coverage = coverage.dump_wanted(config, bool(extra), build)
 			with Stage('boot', timings):
-				console, timed_out, _ = kbuild.boot(
+				console, timed_out, _, stopped = kbuild.boot(
 					tree, arch, cfg, build, os.path.join(outdir, 'console.log'), timeout,
-					[coverage.KERNEL_ARG] if want_coverage else [], suite)
+					[coverage.KERNEL_ARG] if want_coverage else [], suite, stop_when)
 				other = kbuild.booted_other_kernel(console, build)
 				if other:
 					raise UserError(other)
@@ -130,7 +135,8 @@ def _run(arch: str, cfg: Config, extra: List[str], timeout: int, install: bool,
 	with Stage('parse', timings):
 		v = verdict.judge(console, expected, timed_out, timeout,
 				  arch=arch, config=config,
-				  console_path=os.path.join(outdir, 'console.log'))
+				  console_path=os.path.join(outdir, 'console.log'),
+				  stopped=STOPPED if stopped else None)
 	if want_coverage:
 		with Stage('coverage', timings):
 			coverage.collect(arch, tree, build, console, outdir)

@@ -81,7 +81,7 @@ def soak(arch: str, config: str, boots: int, timeout: int,
 	with locks.build(build), locks.tree():
 		for i in range(2, boots + 1):
 			path = os.path.join(outdir, f'console.{i}.log')
-			console, timed_out, secs = kbuild.boot(tree_dir(), arch, cfg, build, path, timeout)
+			console, timed_out, secs, _ = kbuild.boot(tree_dir(), arch, cfg, build, path, timeout)
 			v = verdict.judge(console, expected, timed_out, timeout, arch=arch, config=config,
 					  console_path=path)
 			result.add(v)

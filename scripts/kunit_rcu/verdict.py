@@ -122,8 +122,13 @@ def splat_summary(bad: List[splat.Splat], console_path: Optional[str] = None) ->
 
 def judge(console: str, expected: List[Suite], timed_out: bool = False,
 	  timeout: Optional[int] = None, arch: str = 'x86_64', config: str = 'default',
-	  console_path: Optional[str] = None) -> Verdict:
-	"""The verdict on a console log; console_path, where the log is kept, only goes into messages."""
+	  console_path: Optional[str] = None, stopped: Optional[str] = None) -> Verdict:
+	"""The verdict on a console log; console_path, where the log is kept, only goes into messages.
+
+	stopped: why the caller killed the guest before it finished (see
+	kbuild.boot's stop_when); the run then fails with that reason instead
+	of a truncated console's.
+	"""
 	log = ktap.parse(console)
 	reasons: List[str] = []
 	tail = log.lines[-TAIL_LINES:]
@@ -131,9 +136,11 @@ def judge(console: str, expected: List[Suite], timed_out: bool = False,
 	if timed_out:
 		reasons.append(f'the guest did not finish within {timeout} s (hang?); '
 			       'raise TIMEOUT=<seconds> only if it was merely slow')
+	if stopped:
+		reasons.append(stopped)
 	if not log.started:
 		reasons.append('no KTAP output: the kernel crashed or hung before the tests ran')
-	elif not shut_down and not timed_out:
+	elif not shut_down and not timed_out and not stopped:
 		reasons.append('the guest stopped without shutting down after the tests '
 			       '(crash or truncated console)')
 	reasons += ['truncated KTAP: ' + p for p in log.problems]

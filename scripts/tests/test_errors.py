@@ -280,3 +280,47 @@ class MutantTimeoutTest(unittest.TestCase):
 			self.assertEqual(mutants.mutant_timeout(plain, 240), 240)
 			self.assertEqual(mutants.mutant_timeout(short, 240), 90)
 			self.assertEqual(mutants.mutant_timeout(long_, 240), 240)
+
+
+# A kunit.py that reports one failed case, then hangs like a wedged guest.
+_HANGING_KUNIT = """import os, time
+print('KTAP version 1')
+print('1..1')
+print('    KTAP version 1')
+print('    # Subtest: s')
+print('    1..2')
+print('    not ok 1 a')
+time.sleep(float(os.environ.get('HANG', '60')))
+"""
+
+
+class EarlyStopTest(unittest.TestCase):
+	KTAP = ('KTAP version 1\n1..1\n    KTAP version 1\n    # Subtest: s\n    1..3\n'
+		'    not ok 1 a\n        # b: param\n    ok 2 b\n')
+
+	def test_stop_once_every_named_case_failed(self):
+		stop = mutants.stop_when_killed(['s.a'])
+		self.assertFalse(stop(self.KTAP.split('    not ok')[0]))
+		self.assertTrue(stop(self.KTAP))
+		self.assertFalse(mutants.stop_when_killed(['s.a', 's.b'])(self.KTAP))
+		self.assertIsNone(mutants.stop_when_killed(['splat']))
+
+	def test_a_stopped_boot_is_not_a_timeout_and_ends_early(self):
+		cfg = common.load_config('default')
+		with tempfile.TemporaryDirectory() as tree, \
+		     mock.patch.dict(os.environ, {'KUNIT_RCU_NO_CCACHE': '1'}), \
+		     mock.patch.object(kbuild, 'check_built'), mock.patch.object(kbuild, 'log'):
+			os.makedirs(os.path.join(tree, 'tools/testing/kunit'))
+			with open(os.path.join(tree, 'tools/testing/kunit/kunit.py'), 'w') as f:
+				f.write(_HANGING_KUNIT)
+			console = os.path.join(tree, 'console.log')
+			b = kbuild.boot(tree, 'x86_64', cfg, tree, console, timeout=50,
+					stop_when=mutants.stop_when_killed(['s.a']))
+			self.assertTrue(b.stopped)
+			self.assertFalse(b.timed_out)
+			self.assertLess(b.seconds, 20)
+			self.assertIn('not ok 1 a', b.console)
+			with mock.patch.dict(os.environ, {'HANG': '2'}):
+				b = kbuild.boot(tree, 'x86_64', cfg, tree, console, timeout=1)
+			self.assertTrue(b.timed_out)
+			self.assertFalse(b.stopped)

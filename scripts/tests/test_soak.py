@@ -74,7 +74,7 @@ class SoakTest(unittest.TestCase):
 		console = self.boots.pop(0)
 		with open(path, 'w') as f:
 			f.write(console)
-		return console, False, 1.0
+		return soak.kbuild.Boot(console, False, 1.0)
 
 	def test_later_boots_reuse_the_image_and_are_judged(self) -> None:
 		first = run.RunOutcome(ok=True)

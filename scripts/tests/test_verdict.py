@@ -96,6 +96,15 @@ class VerdictTest(unittest.TestCase):
 		self.assertTrue(any('truncated' in r for r in v.reasons))
 		self.assertTrue(any('without shutting down' in r for r in v.reasons))
 
+	def test_stopped_output_fails_with_the_callers_reason(self):
+		text = PASSING.split('    ok 2')[0]
+		v = verdict.judge(text, EXPECTED, stopped='stopped: seen enough')
+		self.assertFalse(v.passed)
+		self.assertEqual(v.reasons[0], 'stopped: seen enough')
+		self.assertFalse(any('without shutting down' in r for r in v.reasons))
+		self.assertIn('rcu_core.rcu_read_lock_nesting', [c.id for c in v.cases
+							     if c.status == ktap.PASSED])
+
 	def test_no_shutdown_line(self):
 		v = verdict.judge(PASSING.replace('reboot: Restarting system', ''), EXPECTED)
 		self.assertFalse(v.passed)
