@@ -561,7 +561,7 @@ static void rcu_hotplug_ghost_cpus(struct kunit *test)
 {
 	struct hp_percpu_kthreads online = { .on_ghost = false, .cpu = -1 };
 	struct hp_percpu_kthreads ghost = { .on_ghost = true, .cpu = -1 };
-	struct rcu_gp_oldstate norm, exp;
+	struct kunit_rcu_seq seq;
 	unsigned int on_ghosts;
 	int cpu, ghosts = 0;
 
@@ -580,15 +580,17 @@ static void rcu_hotplug_ghost_cpus(struct kunit *test)
 	KUNIT_EXPECT_EQ_MSG(test, on_ghosts, 0, "RCU kthreads bound to ghost CPUs (one on CPU %d)",
 			    ghost.cpu);
 
-	rcu_unexpedite_gp();
-	start_poll_synchronize_rcu_full(&norm);
-	start_poll_synchronize_rcu_expedited_full(&exp);
-	KUNIT_EXPECT_TRUE_MSG(test, kunit_rcu_wait_until(kunit_rcu_full_done, &norm,
+	/* Each kind proved on its own sequence: a _full cookie takes either. */
+	kunit_rcu_unexpedite(test);
+	kunit_rcu_seq_snap(&seq);
+	start_poll_synchronize_rcu();
+	KUNIT_EXPECT_TRUE_MSG(test, kunit_rcu_wait_until(kunit_rcu_normal_done, &seq,
 							 KUNIT_RCU_GP_TIMEOUT_MS),
 			      "a normal grace period did not end within %d ms",
 			      KUNIT_RCU_GP_TIMEOUT_MS);
-	rcu_expedite_gp();
-	KUNIT_EXPECT_TRUE_MSG(test, kunit_rcu_wait_until(kunit_rcu_full_done, &exp,
+	kunit_rcu_seq_snap(&seq);
+	kunit_rcu_start_exp();
+	KUNIT_EXPECT_TRUE_MSG(test, kunit_rcu_wait_until(kunit_rcu_exp_done, &seq,
 							 KUNIT_RCU_GP_TIMEOUT_MS),
 			      "an expedited grace period did not end within %d ms",
 			      KUNIT_RCU_GP_TIMEOUT_MS);

@@ -818,17 +818,6 @@ bool kunit_rcu_cookie_done(void *cookie)
 }
 
 /**
- * kunit_rcu_full_done() - kunit_rcu_*_until() condition: a full state completed
- * @rgos: a struct rcu_gp_oldstate
- *
- * Return: poll_state_synchronize_rcu_full() of it.
- */
-bool kunit_rcu_full_done(void *rgos)
-{
-	return poll_state_synchronize_rcu_full(rgos);
-}
-
-/**
  * kunit_rcu_seq_snap() - note where RCU's two grace-period sequences must get
  * @s: filled with the values of the normal (rcu_get_gp_seq()) and the
  *	expedited (rcu_exp_batches_completed()) sequence that a grace

@@ -84,7 +84,6 @@ bool kunit_rcu_wait_until(bool (*done)(void *arg), void *arg, unsigned int ms);
 bool kunit_rcu_spin_flag(atomic_t *flag, unsigned int ms);
 bool kunit_rcu_wait_flag(atomic_t *flag, unsigned int ms);
 bool kunit_rcu_cookie_done(void *cookie);
-bool kunit_rcu_full_done(void *rgos);
 
 /**
  * struct kunit_rcu_seq - ends of a normal and an expedited grace period
