@@ -398,12 +398,13 @@ static bool rcu_scheduler_reached_reader(void *arg)
 }
 
 /*
- * Starts @reader on @cpu and, once it runs, rcu_scheduler_preempter() on
- * the same CPU.  With @during, starts that grace period once the reader
- * has begun and preempts the reader only after the grace period, still in
- * progress, has reached it.  False, with the case failed and both
- * released, if either did not run within KUNIT_RCU_PROMPT_MS or the grace
- * period did not reach the reader within RCU_SCHEDULER_REACH_MS.
+ * Starts @reader on @cpu and, once it runs and if @pw is not NULL,
+ * rcu_scheduler_preempter() on the same CPU.  With @during, starts that
+ * grace period once the reader has begun and preempts the reader only
+ * after the grace period, still in progress, has reached it.  False, with
+ * the case failed and both released, if either did not run within
+ * KUNIT_RCU_PROMPT_MS or the grace period did not reach the reader within
+ * RCU_SCHEDULER_REACH_MS.
  */
 static bool rcu_scheduler_preempt_during(struct kunit *test, int cpu,
 					 void (*reader)(void *arg),
@@ -435,6 +436,8 @@ static bool rcu_scheduler_preempt_during(struct kunit *test, int cpu,
 			return false;
 		}
 	}
+	if (!pw)
+		return true;
 	*pw = kunit_rcu_start_on_cpu(test, cpu, rcu_scheduler_preempter, p, false);
 	if (!*pw || !kunit_rcu_wait_flag(&p->preempting, KUNIT_RCU_PROMPT_MS)) {
 		atomic_set(&p->release_cpu, 1);
@@ -766,14 +769,6 @@ static void rcu_scheduler_special_reader(void *arg)
 	s->special_after = READ_ONCE(current->rcu_read_unlock_special.s);
 }
 
-/* kunit_rcu_*_until() condition: the grace period reached the running reader. */
-static bool rcu_scheduler_special_reached(void *arg)
-{
-	struct rcu_scheduler_special *s = arg;
-
-	return rcu_scheduler_owes(&s->gp, s->p.reader) || rcu_scheduler_gp_done(&s->gp);
-}
-
 /* rcu_scheduler_irq_inside_unlock_special()'s body, with preemptible RCU. */
 static void rcu_scheduler_inside_special(struct kunit *test)
 {
@@ -796,19 +791,10 @@ static void rcu_scheduler_inside_special(struct kunit *test)
 		atomic_set_release(&s->p.release_cpu, 1);
 		kunit_rcu_finish(test, pw, KUNIT_RCU_GP_TIMEOUT_MS);
 	} else {
-		rw = kunit_rcu_start_on_cpu(test, cpu, rcu_scheduler_special_reader, s, false);
-		KUNIT_ASSERT_NOT_NULL(test, rw);
-		if (!kunit_rcu_wait_flag(&s->p.in_reader, KUNIT_RCU_PROMPT_MS)) {
-			atomic_set(&s->p.release, 1);
-			kunit_rcu_finish(test, rw, KUNIT_RCU_GP_TIMEOUT_MS);
-			KUNIT_FAIL(test, "the reader did not begin within %d ms",
-				   KUNIT_RCU_PROMPT_MS);
+		/* Running: the grace period reaches it, nobody preempts it. */
+		if (!rcu_scheduler_preempt_during(test, cpu, rcu_scheduler_special_reader, &s->p,
+						  &rw, NULL, &s->gp))
 			return;
-		}
-		rcu_scheduler_gp_start(&s->gp);
-		KUNIT_EXPECT_TRUE_MSG(test, kunit_rcu_wait_until(rcu_scheduler_special_reached,
-								 s, KUNIT_RCU_PROMPT_MS),
-				      "the grace period did not reach the running reader");
 		held = !rcu_scheduler_gp_done(&s->gp);
 	}
 	atomic_set_release(&s->p.release, 1);
