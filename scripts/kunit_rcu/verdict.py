@@ -47,6 +47,9 @@ class Verdict:
 	# guest shut down, in time.  False: cases that did not report are MISSING
 	# because of the run (crash, hang, truncation), not of themselves.
 	finished: bool = True
+	# Nothing but failed cases is wrong: the run itself (boot, KTAP, no
+	# splat, every case reported or declared its skip) was sound.
+	integrity_ok: bool = True
 
 	def count(self, status: ktap.Status) -> int:
 		return sum(1 for c in self.cases if c.status == status)
@@ -213,4 +216,5 @@ def judge(console: str, expected: List[Suite], timed_out: bool = False,
 			       'case passed: ' + splat_summary(bad, console_path))
 	return Verdict(passed=not reasons, reasons=reasons, cases=cases, splats=splats,
 		       unexpected_suites=unexpected, ktap_lines=_ktap_lines(log), tail=tail,
-		       finished=log.started and shut_down and not timed_out and not log.problems)
+		       finished=log.started and shut_down and not timed_out and not log.problems,
+		       integrity_ok=len(reasons) == int(bool(failed)))

@@ -18,9 +18,11 @@ class VerdictTest(unittest.TestCase):
 
 	def test_failed_case_fails_the_run_and_is_named(self):
 		v = verdict.judge(PASSING.replace('    ok 2 rcu_poll_get_state',
-						  '    not ok 2 rcu_poll_get_state'), EXPECTED)
+						  '    not ok 2 rcu_poll_get_state'), EXPECTED,
+				  config=SKIP_CONFIG)
 		self.assertFalse(v.passed)
 		self.assertEqual(v.failed_cases(), ['rcu_core.rcu_poll_get_state'])
+		self.assertTrue(v.integrity_ok)  # the run was sound, a case failed
 
 	def test_splat_fails_a_run_whose_cases_all_pass(self):
 		text = with_line_after(PASSING, 'ok 1 rcu_read_lock_nesting',
@@ -30,6 +32,7 @@ class VerdictTest(unittest.TestCase):
 		self.assertEqual(v.failed_cases(), [])
 		self.assertEqual(v.splats[0].case, 'rcu_core.rcu_poll_get_state')
 		self.assertTrue(any('splat' in r for r in v.reasons))
+		self.assertFalse(v.integrity_ok)
 
 	def splat_reason(self, v):
 		(reason,) = [r for r in v.reasons if 'kernel splat(s)' in r]
@@ -95,6 +98,8 @@ class VerdictTest(unittest.TestCase):
 		self.assertFalse(v.passed)
 		self.assertTrue(any('truncated' in r for r in v.reasons))
 		self.assertTrue(any('without shutting down' in r for r in v.reasons))
+		self.assertFalse(v.integrity_ok)
+		self.assertFalse(v.finished)
 
 	def test_stopped_output_fails_with_the_callers_reason(self):
 		text = PASSING.split('    ok 2')[0]
