@@ -11,8 +11,8 @@ import unittest
 from dataclasses import dataclass
 from typing import List, Optional, Sequence, TextIO, Tuple
 
-from . import (coverage, flavor_api, kbuild, kconfig_check, locks, matrix, mutants, packages,
-	       prepare, run, series)
+from . import (coverage, flavor_api, kbuild, kconfig_check, ktap_check, locks, matrix, mutants,
+	       packages, prepare, run, series)
 from .common import CHECK_CONFIG_RUNS, REPO, UserError, check_arch, config_names, load_config, log
 
 
@@ -218,6 +218,8 @@ def cmd_check(args) -> int:
 	with locks.tree():  # series.check uses src/ and apply/
 		_prepared(args)
 		add('series and checkpatch', series.check())
+		log('[check] ktap reader against kunit_tool\'s parser on its test logs')
+		add('ktap vs kunit_parser', ktap_check.check())
 	runs = check_runs(args.arch, args.config)
 	for arch, config in runs:
 		log(f'[check] make run ARCH={arch}' + ('' if config == 'default' else f' CONFIG={config}'))

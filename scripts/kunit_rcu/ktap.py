@@ -61,14 +61,50 @@ def strip_line(line: str) -> str:
 	return _TIMESTAMP.sub('', line)
 
 
-def _level(ws: str) -> int:
-	return len(ws.replace('\t', '    ')) // 4
+_ANY_VERSION = re.compile(r'K?TAP version \d+\s*$')
+
+
+class _Indents:
+	"""Nesting levels from indentation, whatever its unit.
+
+	KUnit indents a level by four spaces (older kernels: a tab), other
+	KTAP producers by two; a line deeper than the innermost open level
+	opens a new one, a shallower one closes the levels it is outside of.
+	"""
+
+	def __init__(self) -> None:
+		self.widths = [0]
+
+	def level(self, ws: str) -> int:
+		width = len(ws.replace('\t', '    '))
+		while len(self.widths) > 1 and width < self.widths[-1]:
+			self.widths.pop()
+		if width > self.widths[-1]:
+			self.widths.append(width)
+		return len(self.widths) - 1
+
+
+def _strip_prefix(lines: List[str]) -> List[str]:
+	"""Drops a fixed prefix (a caller id, a log tag) that the first KTAP header has.
+
+	As kunit_tool does: as many characters as precede the header, from it
+	and every line after it; timestamps are gone already (strip_line).
+	"""
+	for idx, line in enumerate(lines):
+		m = _ANY_VERSION.search(line)
+		if not m:
+			continue
+		n = m.start()
+		return lines[:idx] + [l[n:] for l in lines[idx:]] if n else lines
+	return lines
 
 
 def parse(text: str) -> Log:
 	"""Parses the KTAP in a console log into suites and cases."""
-	lines = [strip_line(l) for l in text.splitlines()]
+	lines = _strip_prefix([strip_line(l) for l in text.splitlines()])
 	out = Log(lines=lines)
+	indents = _Indents()
+	_level = indents.level
 	pending: Dict[int, List[Result]] = {}
 	plans: Dict[int, int] = {}
 	names: Dict[int, str] = {}
@@ -121,7 +157,11 @@ def parse(text: str) -> Log:
 				     plan=plans.pop(lvl + 1, None),
 				     children=pending.pop(lvl + 1, []),
 				     log=logs.pop(lvl + 1, []))
-			names.pop(lvl + 1, None)
+			if names.pop(lvl + 1, None) is not None and res.plan is None and \
+			   not res.children and status != SKIPPED:
+				# A subtest header, then neither a plan nor a subtest: kunit_tool's
+				# "0 tests run!" (NO_TESTS), never a pass.
+				res.status, res.reason = MISSING, 'no tests run'
 			pending.setdefault(lvl, []).append(res)
 			if lvl in logs:
 				res.log = logs[lvl] + res.log

@@ -69,3 +69,25 @@ class KtapTest(unittest.TestCase):
 
 if __name__ == '__main__':
 	unittest.main()
+
+
+class KtapLikeKunitToolTest(unittest.TestCase):
+	"""Shapes of kunit_tool's test_data logs (ktap_check runs the logs themselves)."""
+
+	def test_two_space_indentation_nests(self):
+		text = 'KTAP version 1\n1..1\n  KTAP version 1\n  1..2\n  ok 1 a\n  not ok 2 b\nok 1 s\n'
+		(suite,) = ktap.parse(text).suites
+		self.assertEqual([(c.name, c.status) for c in suite.children],
+				 [('a', ktap.PASSED), ('b', ktap.FAILED)])
+
+	def test_prefix_of_the_header_is_dropped_from_every_line(self):
+		text = ('[    T1] boot noise\n[    T1] TAP version 14\n[    T1] 1..1\n'
+			'[    T1] \t# Subtest: s\n[    T1] \t1..1\n[    T1] \tok 1 - c\n[    T1] ok 1 - s\n')
+		(suite,) = ktap.parse(text).suites
+		self.assertEqual((suite.name, suite.children[0].name), ('s', 'c'))
+
+	def test_subtest_header_without_tests_is_no_pass(self):
+		text = ('TAP version 14\n1..1\n  # Subtest: suite\n  1..1\n    # Subtest: case\n'
+			'  ok 1 - case\nok 1 - suite\n')
+		case = ktap.parse(text).suites[0].children[0]
+		self.assertEqual((case.status, case.reason), (ktap.MISSING, 'no tests run'))
