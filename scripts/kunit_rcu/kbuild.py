@@ -351,6 +351,10 @@ def _stamp(build: str) -> List[str]:
 _BANNER = re.compile(r'Linux version \S+ .*$', re.M)
 
 
+class StaleKernel(UserError):
+	"""The guest booted a kernel other than the one just built (see booted_other_kernel())."""
+
+
 def booted_other_kernel(console: str, build: str) -> Optional[str]:
 	"""Why the guest's banner shows it is not the kernel last built in build, or None.
 

@@ -165,7 +165,7 @@ def run_all(config: str, timeout: int, only: Optional[List[str]] = None,
 			suite = only_suite(expect)
 			stop = stop_when_killed(expect)
 			out = run.run(arch, config, [path], bound, suite=suite, stop_when=stop)
-			if any('stale boot image' in r for r in out.reasons):
+			if out.stale:
 				log(f'[mutant] {name} ARCH={arch}: the guest ran an older kernel; once more')
 				out = run.run(arch, config, [path], bound, suite=suite, stop_when=stop)
 			ok, why = judge(expect, out)

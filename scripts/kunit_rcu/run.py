@@ -25,6 +25,7 @@ class RunOutcome:
 	reasons: List[str] = field(default_factory=list)
 	splat_kinds: List[str] = field(default_factory=list)
 	integrity_ok: bool = False
+	stale: bool = False  # the guest booted an older kernel image (kbuild.StaleKernel)
 	outdir: str = ''
 
 
@@ -121,7 +122,7 @@ def _run(arch: str, cfg: Config, extra: List[str], timeout: int, install: bool,
 					[coverage.KERNEL_ARG] if want_coverage else [], suite, stop_when)
 				other = kbuild.booted_other_kernel(console, build)
 				if other:
-					raise UserError(other)
+					raise kbuild.StaleKernel(other)
 	except UserError as e:
 		meta['error'] = str(e)
 		with open(os.path.join(outdir, 'results.json'), 'w') as f:
@@ -130,7 +131,8 @@ def _run(arch: str, cfg: Config, extra: List[str], timeout: int, install: bool,
 				  f, indent=1)
 		log('error: ' + str(e))
 		log(f'results: {outdir}')
-		return RunOutcome(ok=False, reasons=[str(e)], outdir=outdir)
+		return RunOutcome(ok=False, reasons=[str(e)], outdir=outdir,
+				  stale=isinstance(e, kbuild.StaleKernel))
 	with Stage('parse', timings):
 		v = verdict.judge(console, expected, timed_out, timeout,
 				  arch=arch, config=config,

@@ -324,3 +324,19 @@ class EarlyStopTest(unittest.TestCase):
 				b = kbuild.boot(tree, 'x86_64', cfg, tree, console, timeout=1)
 			self.assertTrue(b.timed_out)
 			self.assertFalse(b.stopped)
+
+
+class StaleRetryTest(unittest.TestCase):
+	def test_a_stale_boot_is_run_once_more(self):
+		with tempfile.TemporaryDirectory() as d:
+			path = os.path.join(d, 'm.patch')
+			with open(path, 'w') as f:
+				f.write('Subject: x\n\nKills: s.a\n')
+			stale = run.RunOutcome(ok=False, reasons=['older kernel'], stale=True)
+			killed = run.RunOutcome(ok=False, failed_cases=['s.a'], reasons=['x'])
+			with mock.patch.object(mutants, 'mutant_files', return_value=[path]), \
+			     mock.patch.object(mutants, 'kills_on', return_value=['s.a']), \
+			     mock.patch.object(mutants, 'log'), \
+			     mock.patch.object(run, 'run', side_effect=[stale, killed]) as one:
+				self.assertEqual(mutants.run_all('default', 60), (1, 0, 0))
+			self.assertEqual(one.call_count, 2)
