@@ -6,7 +6,7 @@ import subprocess
 import sys
 import unittest
 
-from kunit_rcu import cli, common
+from kunit_rcu import common, selftest
 
 
 def noisy(fail: bool) -> unittest.TestCase:
@@ -36,7 +36,7 @@ MARKERS = ('print', 'stderr', 'log', 'dunder-stdout', 'fd1', 'fd2', 'subprocess'
 class QuietTest(unittest.TestCase):
 	def run_inner(self, *tests):
 		stream = io.StringIO()
-		result = cli.run_quietly(unittest.TestSuite(tests), stream)
+		result = selftest.run_quietly(unittest.TestSuite(tests), stream)
 		return result, stream.getvalue()
 
 	def test_a_passing_test_prints_nothing(self):
