@@ -14,10 +14,12 @@
 #include <linux/delay.h>
 #include <linux/processor.h>
 #include <linux/jiffies.h>
+#include <linux/moduleparam.h>
 #include <linux/preempt.h>
 #include <linux/cpumask.h>
 #include <linux/rcupdate.h>
 #include <linux/sched.h>
+#include <linux/slab.h>
 #include <linux/string.h>
 #include <trace/events/rcu.h>
 
@@ -282,6 +284,45 @@ static unsigned long rcu_kunit_barriers(void)
 #endif
 }
 
+/*
+ * PERF-2: each caller queues RCU_KUNIT_BATCH callbacks with call_rcu(),
+ * all callers' RCU_KUNIT_SHARERS * RCU_KUNIT_BATCH of them behind the
+ * held reader, and waits (bounded) until every one has run.
+ */
+#define RCU_KUNIT_BATCH		16
+
+static atomic_t rcu_kunit_cbs_pending;
+
+struct rcu_kunit_cb {
+	struct rcu_head rh;
+};
+
+static void rcu_kunit_cb_fn(struct rcu_head *rh)
+{
+	kfree(container_of(rh, struct rcu_kunit_cb, rh));
+	atomic_dec(&rcu_kunit_cbs_pending);
+}
+
+static bool rcu_kunit_cbs_done(void *unused)
+{
+	return !atomic_read(&rcu_kunit_cbs_pending);
+}
+
+static void rcu_kunit_call_rcu_batch(void)
+{
+	struct rcu_kunit_cb *cb;
+	int i;
+
+	for (i = 0; i < RCU_KUNIT_BATCH; i++) {
+		cb = kmalloc(sizeof(*cb), GFP_KERNEL);
+		if (!cb)
+			return;	/* fewer callbacks, so fewer grace periods if any */
+		atomic_inc(&rcu_kunit_cbs_pending);
+		call_rcu(&cb->rh, rcu_kunit_cb_fn);
+	}
+	kunit_rcu_wait_until(rcu_kunit_cbs_done, NULL, KUNIT_RCU_GP_TIMEOUT_MS);
+}
+
 /**
  * struct rcu_kunit_share_kind - an update-side primitive whose callers share work
  * @name: the primitive, for the parameter description
@@ -299,6 +340,7 @@ struct rcu_kunit_share_kind {
 };
 
 static const struct rcu_kunit_share_kind rcu_kunit_share_kinds[] = {
+	{ "call_rcu()", rcu_kunit_call_rcu_batch, rcu_kunit_normal_gps, true, false },
 	{ "synchronize_rcu()", synchronize_rcu, rcu_kunit_normal_gps, true, false },
 	{ "synchronize_rcu_expedited()", synchronize_rcu_expedited, rcu_kunit_exp_gps,
 	  false, false },
@@ -342,12 +384,14 @@ static bool rcu_kunit_all_entered(void *arg)
 }
 
 /*
- * Covers: PERF-3, PERF-4
+ * Covers: PERF-2, PERF-3, PERF-4
  *
  * A reader on one CPU holds grace periods while RCU_KUNIT_SHARERS
- * kthreads on another CPU call one of synchronize_rcu() (normal:
- * boot-time expediting undone), synchronize_rcu_expedited() or
- * rcu_barrier(); then the reader ends.  All return within a bound, and
+ * kthreads on another CPU call one of call_rcu() (RCU_KUNIT_BATCH
+ * callbacks each, then wait until every caller's callbacks have run),
+ * synchronize_rcu() (normal: boot-time expediting undone),
+ * synchronize_rcu_expedited() or rcu_barrier(); then the reader ends.
+ * All return within a bound, every callback has run, and
  * RCU ran at least one and at most RCU_KUNIT_SHARED_MAX operations of
  * that kind meanwhile (normal grace periods on their sequence, expedited
  * ones on theirs, barrier operations that did not exit early, from the
@@ -408,10 +452,59 @@ static void rcu_perf_callers_share(struct kunit *test)
 	KUNIT_EXPECT_EQ_MSG(test, done, RCU_KUNIT_SHARERS,
 			    "%s: callers that returned within %d ms", k->name,
 			    KUNIT_RCU_GP_TIMEOUT_MS);
+	KUNIT_EXPECT_EQ_MSG(test, atomic_read(&rcu_kunit_cbs_pending), 0,
+			    "%s: call_rcu() callbacks not run", k->name);
 	KUNIT_EXPECT_GE_MSG(test, after - before, 1UL, "%s: no operation ran", k->name);
 	KUNIT_EXPECT_LE_MSG(test, after - before, (unsigned long)RCU_KUNIT_SHARED_MAX,
 			    "%s: operations for %d concurrent callers", k->name,
 			    RCU_KUNIT_SHARERS);
+}
+
+/* The kernel's built-in parameters: the __param section. */
+extern const struct kernel_param __start___param[], __stop___param[];
+
+/* The value of the built-in int parameter @name, or -1 if there is none. */
+static int rcu_kunit_int_param(const char *name)
+{
+	const struct kernel_param *kp;
+
+	for (kp = __start___param; kp < __stop___param; kp++)
+		if (!strcmp(kp->name, name))
+			return *(int *)kp->arg;
+	return -1;
+}
+
+/*
+ * Covers: FUT-5
+ *
+ * rcutree.rcu_fanout_leaf=<n> (CONFIG=ghost boots with 2) shapes RCU's
+ * combining tree the way Documentation/RCU/Design/Data-Structures
+ * describes it: leaves of n CPUs each, interior nodes of RCU_FANOUT
+ * (CONFIG_RCU_FANOUT) children each, as few levels as cover nr_cpu_ids.
+ * rcu_num_lvls, num_rcu_lvl[] and rcu_num_nodes must give that shape,
+ * worked out here from the parameter's value and nr_cpu_ids.  Without
+ * the parameter, its default (CONFIG_RCU_FANOUT_LEAF) gives a one-node
+ * tree on these guests.
+ */
+static void rcu_fut_fanout_leaf(struct kunit *test)
+{
+	int leaf = rcu_kunit_int_param("rcutree.rcu_fanout_leaf");
+	int lvls = 1, nodes = 0, want, i;
+	unsigned long span;
+
+	KUNIT_ASSERT_GE_MSG(test, leaf, 2, "rcutree.rcu_fanout_leaf missing or out of range");
+	for (span = leaf; span < nr_cpu_ids; span *= RCU_FANOUT)
+		lvls++;
+	kunit_info(test, "%u CPU ids, leaf fanout %d, fanout %d: %d level(s), %d node(s)\n",
+		   nr_cpu_ids, leaf, RCU_FANOUT, rcu_num_lvls, rcu_num_nodes);
+	KUNIT_ASSERT_EQ_MSG(test, rcu_num_lvls, lvls, "levels");
+	/* From the leaves up, each level's nodes cover RCU_FANOUT times more CPUs. */
+	for (i = lvls - 1, span = leaf; i >= 0; i--, span *= RCU_FANOUT) {
+		want = DIV_ROUND_UP(nr_cpu_ids, span);
+		KUNIT_EXPECT_EQ_MSG(test, num_rcu_lvl[i], want, "nodes at level %d of %d", i, lvls);
+		nodes += want;
+	}
+	KUNIT_EXPECT_EQ_MSG(test, rcu_num_nodes, nodes, "rcu_node structures");
 }
 
 static struct kunit_case rcu_core_cases[] = {
@@ -420,6 +513,7 @@ static struct kunit_case rcu_core_cases[] = {
 	KUNIT_CASE(rcu_poll_full),
 	KUNIT_CASE_PARAM(rcu_poll_cond_waits, rcu_kunit_cond_gen_params),
 	KUNIT_CASE_PARAM(rcu_perf_callers_share, rcu_kunit_share_gen_params),
+	KUNIT_CASE(rcu_fut_fanout_leaf),
 	{}
 };
 
