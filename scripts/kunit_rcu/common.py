@@ -308,3 +308,33 @@ def git(tree: str, *args: str, check: bool = True) -> str:
 	env = dict(os.environ, GIT_AUTHOR_NAME='kunit-rcu', GIT_AUTHOR_EMAIL='kunit-rcu@localhost',
 		   GIT_COMMITTER_NAME='kunit-rcu', GIT_COMMITTER_EMAIL='kunit-rcu@localhost')
 	return run(['git', '-C', tree, *args], check=check, env=env).stdout
+
+
+_SET = re.compile(r'^CONFIG_(\w+)=(.*)$')
+_UNSET = re.compile(r'^# CONFIG_(\w+) is not set$')
+
+
+def read_config(text: str) -> Dict[str, str]:
+	"""symbol -> value of a .config text: 'y', 'm', '64', 'text' (unquoted), 'n' for "is not set"."""
+	out: Dict[str, str] = {}
+	for line in text.splitlines():
+		line = line.strip()
+		m = _SET.match(line)
+		if m:
+			value = m.group(2)
+			out[m.group(1)] = value[1:-1] if len(value) > 1 and value[0] == value[-1] == '"' \
+				else value
+			continue
+		m = _UNSET.match(line)
+		if m:
+			out[m.group(1)] = 'n'
+	return out
+
+
+def build_config(build: str) -> Dict[str, str]:
+	"""read_config() of a build dir's .config; {} if it has none."""
+	try:
+		with open(os.path.join(build, '.config'), errors='replace') as f:
+			return read_config(f.read())
+	except OSError:
+		return {}

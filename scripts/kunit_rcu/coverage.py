@@ -25,11 +25,12 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 from . import attribution, gcovdump
-from .common import ARCHES, REPO, UserError, git, log, patch_reasons, results_dir, tree_dir
+from .common import (ARCHES, REPO, UserError, build_config, git, log, patch_reasons, results_dir,
+		     tree_dir)
 from .prepare import series_patches
 
 KERNEL_ARG = 'gcov_console_dump'
-DUMP_OPTION = 'CONFIG_GCOV_CONSOLE_DUMP=y'
+DUMP_OPTION = 'GCOV_CONSOLE_DUMP'
 PHASES = ('run', 'boot')  # during tests; since boot
 GATE_PERCENT = 90.0
 BASELINE_SLACK = 0.5  # percentage points
@@ -72,11 +73,7 @@ def dump_wanted(config: str, extra: bool, build: str) -> bool:
 	"""Only a plain default run collects coverage, and only from a build that can dump it."""
 	if config != 'default' or extra:
 		return False
-	try:
-		with open(os.path.join(build, '.config')) as f:
-			return DUMP_OPTION in f.read().splitlines()
-	except OSError:
-		return False
+	return build_config(build).get(DUMP_OPTION) == 'y'
 
 
 def collect(arch: str, tree: str, build: str, console: str, outdir: str) -> dict:

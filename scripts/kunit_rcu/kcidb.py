@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Dict, Iterable, List, Optional, Sequence
 
 from . import ktap, prepare
-from .common import UserError, log
+from .common import UserError, build_config, log
 from .verdict import CaseResult, Verdict
 
 FILE = 'kcidb.json'
@@ -45,7 +45,6 @@ _NOT_PATH = re.compile(r'[^a-zA-Z0-9_-]')
 _COMMIT = re.compile(r'^[0-9a-f]{40}([0-9a-f]{24})?$')
 _ARCH = re.compile(r'^[a-z0-9_]*$')
 _TIME = re.compile(r'^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$')
-_CC_VERSION = re.compile(r'^CONFIG_CC_VERSION_TEXT="(.*)"$', re.M)
 
 # Each object's fields in v5.3 (the schema has additionalProperties: false).
 FIELDS = {
@@ -110,12 +109,7 @@ def excerpt(lines: Iterable[str], limit: int = EXCERPT_MAX) -> str:
 
 def compiler_of(build_dir: Optional[str]) -> str:
 	"""The compiler in a build dir's .config (CONFIG_CC_VERSION_TEXT), or ''."""
-	try:
-		with open(os.path.join(build_dir or '', '.config'), errors='replace') as f:
-			m = _CC_VERSION.search(f.read())
-	except OSError:
-		return ''
-	return _clean(m.group(1)) if m else ''
+	return _clean(build_config(build_dir or '').get('CC_VERSION_TEXT', ''))
 
 
 def _stamp(started: str) -> str:

@@ -28,8 +28,9 @@ from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tupl
 
 from . import kbuild, locks
 from .common import load_tooling_result
-from .common import (UserError, build_dir, git, load_config, log, results_dir,
+from .common import (UserError, build_dir, git, load_config, log, read_config, results_dir,
 		     tree_dir)
+from .common import _SET, _UNSET
 from .common import run as run_cmd
 
 NAME = 'kconfig_check'
@@ -302,27 +303,6 @@ def evaluate(expr: tuple, values: Dict[str, str]) -> int:
 
 
 # --- .config files ------------------------------------------------------
-
-_SET = re.compile(r'^CONFIG_(\w+)=(.*)$')
-_UNSET = re.compile(r'^# CONFIG_(\w+) is not set$')
-
-
-def read_config(text: str) -> Dict[str, str]:
-	"""symbol -> value of a .config text: 'y', 'm', '64', 'text' (unquoted), 'n' for "is not set"."""
-	out: Dict[str, str] = {}
-	for line in text.splitlines():
-		line = line.strip()
-		m = _SET.match(line)
-		if m:
-			value = m.group(2)
-			out[m.group(1)] = value[1:-1] if len(value) > 1 and value[0] == value[-1] == '"' \
-				else value
-			continue
-		m = _UNSET.match(line)
-		if m:
-			out[m.group(1)] = 'n'
-	return out
-
 
 def without(text: str, names: Iterable[str]) -> str:
 	"""A .config text without the lines of names (set or "is not set")."""
