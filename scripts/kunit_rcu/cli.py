@@ -9,8 +9,8 @@ import time
 from dataclasses import dataclass
 from typing import List, Sequence, Tuple
 
-from . import (coverage, flavor_api, kbuild, kconfig_check, ktap_check, locks, matrix, mutants,
-	       packages, prepare, run, series)
+from . import (coverage, flavor_api, kbuild, kconfig_check, ktap_check, kunit_tool_check, locks,
+	       matrix, mutants, packages, prepare, run, series)
 from . import selftest as tooling_tests
 from .common import CHECK_CONFIG_RUNS, REPO, UserError, check_arch, config_names, load_config, log
 
@@ -143,6 +143,8 @@ def cmd_check(args) -> int:
 		add('series and checkpatch', series.check())
 		log('[check] ktap reader against kunit_tool\'s parser on its test logs')
 		add('ktap vs kunit_parser', ktap_check.check())
+		log('[check] kunit_tool\'s own tests, prepared tree against pristine 6.1')
+		add('kunit_tool_test.py', kunit_tool_check.check())
 	runs = check_runs(args.arch, args.config)
 	for arch, config in runs:
 		log(f'[check] make run ARCH={arch}' + ('' if config == 'default' else f' CONFIG={config}'))

@@ -23,6 +23,9 @@ from . import locks, packages
 from .common import (ARCHES, OVERLAY_DIRS, REPO, TARBALL, UserError, apply_dir, build_dir,
 		     git, log, run, scratch_dir, tree_dir, version_dir)
 
+# The tag of Debian's tree as extracted, before the series.
+PRISTINE = 'pristine'
+
 STAMP_FORMAT = '4'
 
 
@@ -156,7 +159,7 @@ def _extract_pristine(version: str) -> None:
 	# Debian's .gitignore ignores everything at the top level: add with -f.
 	git(tmp, 'add', '-A', '-f')
 	git(tmp, 'commit', '-q', '-m', f'linux-source-6.1 {version} (pristine Debian source)')
-	git(tmp, 'tag', 'pristine')
+	git(tmp, 'tag', PRISTINE)
 	os.rename(tmp, src)
 	_write(os.path.join(top, 'stamps', 'pristine'), version)
 

@@ -320,6 +320,7 @@ class ConfigDirTest(unittest.TestCase):
 		     mock.patch.object(cli, '_prepared'), \
 		     mock.patch.object(cli.series, 'check', return_value=(1, 0, 0)), \
 		     mock.patch.object(cli.ktap_check, 'check', return_value=(1, 0, 0)), \
+		     mock.patch.object(cli.kunit_tool_check, 'check', return_value=(1, 0, 0)), \
 		     mock.patch.object(cli.matrix, 'check', create=True, return_value=(1, 0, 0)), \
 		     mock.patch.object(cli.kconfig_check, 'check_builds',
 				       return_value=(3, 0, 0)) as kconfig, \
