@@ -384,6 +384,17 @@ static void rcu_scheduler_preempter(void *arg)
 	sched_set_normal(current, 0);
 }
 
+/* The reader was preempted inside its critical section and queued as blocked. */
+static void rcu_scheduler_expect_preempted(struct kunit *test, struct rcu_scheduler_preempted *p)
+{
+	KUNIT_EXPECT_TRUE_MSG(test, p->inside_when_preempted,
+			      "the preempter ran when the reader was not in its critical section");
+	KUNIT_EXPECT_GT_MSG(test, p->nivcsw_out, p->nivcsw_in,
+			    "the reader was never preempted inside its critical section");
+	KUNIT_EXPECT_TRUE_MSG(test, p->blocked,
+			      "the preempted reader was not queued as a blocked reader");
+}
+
 /* kunit_rcu_*_until() condition: @gp reached the reader of @p's task. */
 struct rcu_scheduler_reach {
 	struct rcu_scheduler_gp *gp;
@@ -511,12 +522,7 @@ static void rcu_scheduler_preempted_reader_blocks_gp(struct kunit *test)
 			      "the expedited grace period did not end within %d ms of the reader",
 			      KUNIT_RCU_GP_TIMEOUT_MS);
 
-	KUNIT_EXPECT_TRUE_MSG(test, p->inside_when_preempted,
-			      "the preempter ran when the reader was not in its critical section");
-	KUNIT_EXPECT_GT_MSG(test, p->nivcsw_out, p->nivcsw_in,
-			    "the reader was never preempted inside its critical section");
-	KUNIT_EXPECT_TRUE_MSG(test, p->blocked,
-			      "the preempted reader was not queued as a blocked reader");
+	rcu_scheduler_expect_preempted(test, p);
 	KUNIT_EXPECT_TRUE_MSG(test, held_norm,
 			      "a normal grace period ended while the reader was preempted");
 	KUNIT_EXPECT_TRUE_MSG(test, held_exp,
@@ -566,12 +572,7 @@ static void rcu_scheduler_preempted_during_gp(struct kunit *test)
 	atomic_set_release(&p->release, 1);
 	kunit_rcu_finish(test, rw, KUNIT_RCU_GP_TIMEOUT_MS);
 
-	KUNIT_EXPECT_TRUE_MSG(test, p->inside_when_preempted,
-			      "the preempter ran when the reader was not in its critical section");
-	KUNIT_EXPECT_GT_MSG(test, p->nivcsw_out, p->nivcsw_in,
-			    "the reader was never preempted inside its critical section");
-	KUNIT_EXPECT_TRUE_MSG(test, p->blocked,
-			      "the preempted reader was not queued as a blocked reader");
+	rcu_scheduler_expect_preempted(test, p);
 	KUNIT_EXPECT_TRUE_MSG(test, held,
 			      "the grace period in progress ended while the reader was preempted");
 	KUNIT_EXPECT_TRUE_MSG(test, held_running,
@@ -650,10 +651,7 @@ static void rcu_scheduler_blocked_reader_locked_unlock(struct kunit *test)
 	atomic_set_release(&b->p.release, 1);
 	kunit_rcu_finish(test, rw, KUNIT_RCU_GP_TIMEOUT_MS);
 
-	KUNIT_EXPECT_TRUE_MSG(test, b->p.blocked,
-			      "the preempted reader was not queued as a blocked reader");
-	KUNIT_EXPECT_GT_MSG(test, b->p.nivcsw_out, b->p.nivcsw_in,
-			    "the reader was never preempted inside its critical section");
+	rcu_scheduler_expect_preempted(test, &b->p);
 	KUNIT_EXPECT_TRUE_MSG(test, held, "the grace period ended while the reader was preempted");
 	KUNIT_EXPECT_TRUE_MSG(test, in_progress,
 			      "no grace period in progress while the reader was preempted");
@@ -801,12 +799,8 @@ static void rcu_scheduler_inside_special(struct kunit *test)
 	KUNIT_ASSERT_TRUE(test, kunit_rcu_finish(test, rw, KUNIT_RCU_GP_TIMEOUT_MS));
 
 	KUNIT_EXPECT_TRUE_MSG(test, s->p.released, "the reader ended by its bound, not released");
-	if (kind->preempted) {
-		KUNIT_EXPECT_TRUE_MSG(test, s->p.blocked,
-				      "the preempted reader was not queued as a blocked reader");
-		KUNIT_EXPECT_GT_MSG(test, s->p.nivcsw_out, s->p.nivcsw_in,
-				    "the reader was never preempted inside its critical section");
-	}
+	if (kind->preempted)
+		rcu_scheduler_expect_preempted(test, &s->p);
 	KUNIT_EXPECT_TRUE_MSG(test, held && !s->done_in_reader,
 			      "the grace period ended inside the reader");
 	KUNIT_ASSERT_TRUE_MSG(test, s->hooked,
