@@ -538,6 +538,8 @@ static bool kunit_rcu_call_done(void *call)
 static DEFINE_PER_CPU(struct kunit_rcu_call *, kunit_rcu_calls[KUNIT_RCU_MAX_DEPTH]);
 static DEFINE_PER_CPU(int, kunit_rcu_depth);
 static bool kunit_rcu_armed;
+/* kunit_rcu_raise() calls past their check of kunit_rcu_armed, not yet returned. */
+static atomic_t kunit_rcu_raising = ATOMIC_INIT(0);
 
 /**
  * kunit_rcu_entry_handler() - run the pending call of an NMI-like entry
@@ -559,10 +561,26 @@ void kunit_rcu_entry_handler(void)
 	WRITE_ONCE(c->done, true);
 }
 
+static bool kunit_rcu_none_raising(void *unused)
+{
+	return !atomic_read(&kunit_rcu_raising);
+}
+
+/*
+ * No new raise once disarmed; a raise already past its check (a kthread
+ * whose case gave up on it) keeps the handlers until it has returned: an
+ * int3 nobody claims is a fatal exception.  If it never returns, the
+ * handlers stay installed.
+ */
 static void kunit_rcu_entries_free(struct kunit_resource *res)
 {
-	kunit_rcu_arch_disarm();
 	WRITE_ONCE(kunit_rcu_armed, false);
+	smp_mb();	/* Pairs with kunit_rcu_raise(): disarmed before the count is read. */
+	if (!kunit_rcu_wait_until(kunit_rcu_none_raising, NULL, KUNIT_RCU_GP_TIMEOUT_MS)) {
+		pr_err("kunit-rcu: an NMI-like entry still being raised: handlers left installed\n");
+		return;
+	}
+	kunit_rcu_arch_disarm();
 }
 
 static struct kunit_resource kunit_rcu_entries_res;
@@ -676,8 +694,12 @@ int kunit_rcu_raise(enum kunit_rcu_entry e, void (*fn)(void *arg), void *arg)
 
 	if (!kunit_rcu_arch_supported(e))
 		return -EOPNOTSUPP;
-	if (!READ_ONCE(kunit_rcu_armed) || depth >= KUNIT_RCU_MAX_DEPTH)
+	atomic_inc(&kunit_rcu_raising);
+	smp_mb__after_atomic();	/* Pairs with kunit_rcu_entries_free(). */
+	if (!READ_ONCE(kunit_rcu_armed) || depth >= KUNIT_RCU_MAX_DEPTH) {
+		atomic_dec(&kunit_rcu_raising);
 		return -EBUSY;
+	}
 	__this_cpu_write(kunit_rcu_calls[depth], &c);
 	__this_cpu_write(kunit_rcu_depth, depth + 1);
 	barrier();
@@ -688,6 +710,7 @@ int kunit_rcu_raise(enum kunit_rcu_entry e, void (*fn)(void *arg), void *arg)
 	/* A handler only ever runs on this CPU: nothing can use @c after this. */
 	__this_cpu_write(kunit_rcu_calls[depth], NULL);
 	__this_cpu_write(kunit_rcu_depth, depth);
+	atomic_dec(&kunit_rcu_raising);
 	if (ret)
 		return ret;
 	return READ_ONCE(c.done) ? 0 : -ETIMEDOUT;

@@ -392,6 +392,11 @@ class Boot(NamedTuple):
 	stopped: bool = False  # ended by the caller's stop_when, not by the guest
 
 
+# Every boot: a panic reboots at once, and QEMU (-no-reboot) exits, so a
+# crashed guest is reported with its console tail in seconds instead of
+# spinning until TIMEOUT.
+BOOT_KERNEL_ARGS = ('panic=-1',)
+
 # How often a boot with stop_when looks at the console so far.
 POLL = 0.5
 
@@ -412,7 +417,7 @@ def boot(tree: str, arch: str, config: Config, build: str, console_path: str,
 	check_built(tree, arch, config, build)
 	cmd = ['python3', 'tools/testing/kunit/kunit.py', 'exec',
 	       *kunit_args(arch, config, build), *boot_args(arch, config),
-	       *('--kernel_args=' + a for a in kernel_args), '--raw_output=all',
+	       *('--kernel_args=' + a for a in (*BOOT_KERNEL_ARGS, *kernel_args)), '--raw_output=all',
 	       '--timeout=' + str(timeout)]
 	if suite:
 		cmd.append(suite)
