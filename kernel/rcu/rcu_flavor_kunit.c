@@ -11,9 +11,11 @@
 
 #include <kunit/test.h>
 #include <linux/bottom_half.h>
+#include <linux/interrupt.h>
 #include <linux/irqflags.h>
 #include <linux/preempt.h>
 #include <linux/rcupdate.h>
+#include <linux/sched/clock.h>
 
 #include "kunit_rcu.h"
 
@@ -144,8 +146,121 @@ static void rcu_flavor_region_holds_gp(struct kunit *test)
 			    r->name);
 }
 
+/* BH-2: a tasklet that keeps its CPU in softirq processing until stopped. */
+struct flavor_flood {
+	struct tasklet_struct t;
+	int cpu;
+	atomic_t stop;
+	atomic_t runs;			/* handler runs so far */
+	atomic_t by_ksoftirqd;		/* of those, run by the CPU's ksoftirqd */
+	bool wrong_cpu;
+};
+
+/* One handler run spins this long, then runs again unless stopped. */
+#define FLAVOR_FLOOD_RUN_US	1000
+/* Runs by ksoftirqd before the grace periods start: the flood is steady. */
+#define FLAVOR_FLOOD_STEADY	20
+/* Each grace period must end within this, while the flood goes on. */
+#define FLAVOR_FLOOD_GP_MS	1000
+
+static void flavor_flood_fn(struct tasklet_struct *t)
+{
+	struct flavor_flood *f = from_tasklet(f, t, t);
+	u64 end = local_clock() + FLAVOR_FLOOD_RUN_US * NSEC_PER_USEC;
+
+	atomic_inc(&f->runs);
+	if (current == this_cpu_ksoftirqd())
+		atomic_inc(&f->by_ksoftirqd);
+	if (smp_processor_id() != f->cpu)
+		f->wrong_cpu = true;
+	while (local_clock() < end)
+		cpu_relax();
+	if (!atomic_read(&f->stop))
+		tasklet_schedule(&f->t);	/* on this CPU again */
+}
+
+/* On the flood's CPU: tasklet_schedule() queues on the calling CPU. */
+static void flavor_flood_start(void *arg)
+{
+	struct flavor_flood *f = arg;
+
+	tasklet_schedule(&f->t);
+}
+
+/* Ends the flood on every path out of the case. */
+static void flavor_flood_free(struct kunit_resource *res)
+{
+	struct flavor_flood *f = res->data;
+
+	atomic_set(&f->stop, 1);
+	tasklet_kill(&f->t);
+}
+
+static bool flavor_flood_steady(void *arg)
+{
+	struct flavor_flood *f = arg;
+
+	return atomic_read(&f->by_ksoftirqd) >= FLAVOR_FLOOD_STEADY;
+}
+
+/*
+ * Covers: BH-2
+ *
+ * A CPU stays in softirq processing (a tasklet that spins 1 ms and
+ * reschedules itself, soon handed to ksoftirqd, as under a network
+ * flood), and grace periods still complete: a normal one (expediting
+ * off) and then an expedited one, each proved on its own sequence, end
+ * within FLAVOR_FLOOD_GP_MS while the tasklet keeps running on that CPU
+ * (its run count still grows after both ended).
+ */
+static void rcu_flavor_softirq_flood(struct kunit *test)
+{
+	struct flavor_flood *f = kunit_kzalloc(test, sizeof(*f), GFP_KERNEL);
+	int runs_before, runs_after, runs_later;
+	struct kunit_rcu_seq seq;
+	bool steady, normal, exp;
+
+	KUNIT_ASSERT_NOT_NULL(test, f);
+	f->cpu = kunit_rcu_target_cpu(test);
+	tasklet_setup(&f->t, flavor_flood_fn);
+	KUNIT_ASSERT_NOT_NULL(test, kunit_alloc_resource(test, NULL, flavor_flood_free,
+							 GFP_KERNEL, f));
+	kunit_rcu_unexpedite(test);
+	KUNIT_ASSERT_TRUE(test, kunit_rcu_run_on_cpu(test, f->cpu, flavor_flood_start, f, false,
+						     KUNIT_RCU_PROMPT_MS));
+	steady = kunit_rcu_wait_until(flavor_flood_steady, f, KUNIT_RCU_PROMPT_MS);
+	runs_before = atomic_read(&f->runs);
+	kunit_rcu_seq_snap(&seq);
+	start_poll_synchronize_rcu();
+	normal = kunit_rcu_wait_until(kunit_rcu_normal_done, &seq, FLAVOR_FLOOD_GP_MS);
+	kunit_rcu_seq_snap(&seq);
+	kunit_rcu_start_exp();
+	exp = kunit_rcu_wait_until(kunit_rcu_exp_done, &seq, FLAVOR_FLOOD_GP_MS);
+	runs_after = atomic_read(&f->runs);
+	kunit_rcu_delay_ms(20);
+	runs_later = atomic_read(&f->runs);
+	atomic_set(&f->stop, 1);
+	tasklet_kill(&f->t);
+
+	KUNIT_ASSERT_TRUE_MSG(test, steady, "the tasklet on CPU %d never ran %d times in ksoftirqd",
+			      f->cpu, FLAVOR_FLOOD_STEADY);
+	KUNIT_EXPECT_FALSE_MSG(test, f->wrong_cpu, "the tasklet ran on a CPU other than %d",
+			       f->cpu);
+	kunit_info(test, "tasklet runs: %d before the grace periods, %d during, %d by ksoftirqd\n",
+		   runs_before, runs_after - runs_before, atomic_read(&f->by_ksoftirqd));
+	KUNIT_EXPECT_TRUE_MSG(test, normal,
+			      "a normal grace period did not end within %d ms of a softirq flood",
+			      FLAVOR_FLOOD_GP_MS);
+	KUNIT_EXPECT_TRUE_MSG(test, exp,
+			      "an expedited grace period did not end within %d ms of a softirq flood",
+			      FLAVOR_FLOOD_GP_MS);
+	KUNIT_EXPECT_GT_MSG(test, runs_later, runs_after,
+			    "the flood stopped before the grace periods ended");
+}
+
 static struct kunit_case rcu_flavor_cases[] = {
 	KUNIT_CASE_PARAM(rcu_flavor_region_holds_gp, flavor_region_gen_params),
+	KUNIT_CASE(rcu_flavor_softirq_flood),
 	{}
 };
 
