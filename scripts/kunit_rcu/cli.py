@@ -164,11 +164,12 @@ def cmd_check(args) -> int:
 		log('[check] mutation harness (each mutant on its arches)')
 		not_killed: List[str] = []
 		add('mutants killed', mutants.run_all(args.config, min(args.timeout, mutants.TIMEOUT),
-						      not_killed=not_killed), not_killed)
+						      not_killed=not_killed, all_arches=False),
+		    not_killed)
 		for name in sorted({c for _, c in runs if c != args.config}):
 			not_killed = []
 			counts = Counts.of(mutants.run_all(name, min(args.timeout, mutants.TIMEOUT),
-							   not_killed=not_killed))
+							   not_killed=not_killed, all_arches=False))
 			if counts.any():
 				add(f'mutants CONFIG={name}', counts, not_killed)
 	log(f'[check] summary ({time.monotonic() - start:.0f}s):')

@@ -340,3 +340,25 @@ class StaleRetryTest(unittest.TestCase):
 			     mock.patch.object(run, 'run', side_effect=[stale, killed]) as one:
 				self.assertEqual(mutants.run_all('default', 60), (1, 0, 0))
 			self.assertEqual(one.call_count, 2)
+
+
+class CheckArchesTest(unittest.TestCase):
+	def mutant(self, d, text):
+		path = os.path.join(d, 'm.patch')
+		with open(path, 'w') as f:
+			f.write('Subject: x\n\n' + text)
+		return path
+
+	def test_shared_suites_boot_on_the_first_arch_only(self):
+		with tempfile.TemporaryDirectory() as d:
+			path = self.mutant(d, 'Arch: x86_64 arm64\nKills: rcu_irq.rcu_irq_nmi_nesting\n')
+			self.assertEqual(mutants.check_arches(path), ['x86_64'])
+			self.assertEqual(mutants.arches(path), ['x86_64', 'arm64'])
+
+	def test_an_arch_suite_keeps_its_arch(self):
+		with tempfile.TemporaryDirectory() as d:
+			path = self.mutant(d, 'Arch: x86_64 arm64\nKills: rcu_irq.rcu_irq_nmi_nesting '
+					   'rcu_el1_dbg.rcu_el1_dbg_nesting\n')
+			self.assertEqual(mutants.check_arches(path), ['x86_64', 'arm64'])
+			path = self.mutant(d, 'Arch: arm64\nKills: rcu_irq.rcu_irq_nmi_nesting\n')
+			self.assertEqual(mutants.check_arches(path), ['arm64'])
