@@ -46,6 +46,20 @@ class Result:
 	log: List[str] = field(default_factory=list)
 
 
+def case_log(res: Result) -> List[str]:
+	"""A case's own diagnostics, then those of each of its parameters that failed.
+
+	A parameterized case prints its assertion messages under each parameter's
+	result line; its own log holds only the "pass:N fail:N" summary.
+	"""
+	out = list(res.log)
+	for child in res.children:
+		if child.status in (FAILED, MISSING):
+			out.append(f'{child.status.value} {child.name}:')
+			out += ['  ' + l for l in case_log(child)]
+	return out
+
+
 @dataclass
 class Log:
 	lines: List[str]

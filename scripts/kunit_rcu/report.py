@@ -101,6 +101,19 @@ def write(outdir: str, v: Verdict, meta: dict, console: str) -> None:
 		f.write(console)
 
 
+# At most this many log lines of a failed case in the summary table.
+EXCERPT_LINES = 20
+
+
+def failure_excerpt(log: List[str]) -> List[str]:
+	"""The part of a failed case's log that says why: from its first failed
+	assertion (or failed parameter) on, at most EXCERPT_LINES lines; else its tail."""
+	for i, line in enumerate(log):
+		if 'FAILED at' in line or line.startswith(f'{ktap.FAILED.value} '):
+			return log[i:i + EXCERPT_LINES]
+	return log[-EXCERPT_LINES:]
+
+
 def table(v: Verdict) -> str:
 	rows = [('suite', 'passed', 'failed', 'skipped')]
 	suites: Dict[str, List[int]] = {}
@@ -120,5 +133,5 @@ def table(v: Verdict) -> str:
 	for c in v.cases:
 		if c.status in (ktap.FAILED, ktap.MISSING):
 			lines.append(f'  {c.status.upper()}: {c.id} [{", ".join(c.requirements) or "-"}]')
-			lines += ['      ' + l for l in c.log[-8:]]
+			lines += ['      ' + l.strip() for l in failure_excerpt(c.log)]
 	return '\n'.join(lines)

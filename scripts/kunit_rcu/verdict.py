@@ -185,10 +185,11 @@ def judge(console: str, expected: List[Suite], timed_out: bool = False,
 							may_skip=case.may_skip))
 				continue
 			cases.append(CaseResult(suite.name, case.name, res.status, case.requirements,
-						res.log, res.reason, case.may_skip))
+						ktap.case_log(res), res.reason, case.may_skip))
 		for name, res in got_cases.items():
 			if name not in known:
-				cases.append(CaseResult(suite.name, name, res.status, [], res.log, res.reason))
+				cases.append(CaseResult(suite.name, name, res.status, [], ktap.case_log(res),
+						res.reason))
 	missing = [c.id for c in cases if c.status == ktap.MISSING]
 	if missing and log.started:
 		reasons.append(f'{len(missing)} case(s) did not report: ' + ', '.join(missing))

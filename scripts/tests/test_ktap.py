@@ -44,6 +44,17 @@ class KtapTest(unittest.TestCase):
 		self.assertEqual(case.status, ktap.FAILED)
 		self.assertEqual([c.name for c in case.children], ['one', 'two'])
 
+	def test_failed_parameters_lend_their_log_to_the_case(self):
+		text = ('KTAP version 1\n1..1\n    # Subtest: s\n    1..1\n'
+			'        KTAP version 1\n        # Subtest: p\n'
+			'        # p: fine\n        ok 1 one\n'
+			'        # p: EXPECTATION FAILED at x.c:9\n        not ok 2 two\n'
+			'    # p: pass:1 fail:1 skip:0 total:2\n    not ok 1 p\nnot ok 1 s\n')
+		case = ktap.parse(text).suites[0].children[0]
+		self.assertEqual(ktap.case_log(case),
+				 ['    # p: pass:1 fail:1 skip:0 total:2', 'failed two:',
+				  '          # p: EXPECTATION FAILED at x.c:9'])
+
 	def test_truncated_inside_a_suite(self):
 		text = PASSING.split('    ok 2')[0]
 		log = ktap.parse(text)

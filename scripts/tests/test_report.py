@@ -77,6 +77,14 @@ class JunitTest(unittest.TestCase):
 
 
 class StatusTest(unittest.TestCase):
+	def test_summary_shows_why_a_case_failed(self):
+		log = [f'# info {i}' for i in range(30)] + ['# c: EXPECTATION FAILED at x.c:1',
+							     'Expected x']
+		self.assertEqual(report.failure_excerpt(log), log[30:])
+		self.assertEqual(report.failure_excerpt(log[:30]), log[10:30])
+		v = verdict.judge(FAILING, EXPECTED, config=SKIP_CONFIG)
+		self.assertIn('      Expected a < b && "c"', report.table(v).splitlines())
+
 	def test_statuses_are_their_strings(self):
 		self.assertEqual([s.value for s in ktap.Status], ['passed', 'failed', 'skipped', 'missing'])
 		self.assertEqual((ktap.PASSED, f'{ktap.MISSING}', str(ktap.FAILED)),
