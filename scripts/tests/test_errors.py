@@ -213,6 +213,22 @@ class MutantJudgeTest(unittest.TestCase):
 		splat = run.RunOutcome(ok=False, counts={'passed': 4, 'failed': 0, 'skipped': 0})
 		self.assertEqual(cli.run_counts(splat), cli.Counts(4, 1, 0))
 
+	def test_make_check_skips_a_mutant_of_a_shared_header(self):
+		"""A mutant of include/ rebuilds the kernel: make check counts it skipped, make mutants runs it."""
+		with tempfile.TemporaryDirectory() as d:
+			path = os.path.join(d, 'hdr.patch')
+			with open(path, 'w') as f:
+				f.write('Subject: x\n\nKills: rcu_core.rcu_poll_full\n---\n'
+					'diff --git a/include/linux/rcupdate.h b/include/linux/rcupdate.h\n')
+			self.assertEqual(mutants.shared_headers(path), ['include/linux/rcupdate.h'])
+			failed = run.RunOutcome(ok=False, failed_cases=['rcu_core.rcu_poll_full'],
+						reasons=['x'])
+			with mock.patch.object(mutants, 'mutant_files', return_value=[path]), \
+			     mock.patch.object(run, 'run', return_value=failed) as boot:
+				self.assertEqual(mutants.run_all('default', 30, all_arches=False), (0, 0, 1))
+				boot.assert_not_called()
+				self.assertEqual(mutants.run_all('default', 30), (1, 0, 0))
+
 	def test_survivors_are_named_for_the_summary(self):
 		"""make check's summary names what was not killed: a CI log's tail says which."""
 		with tempfile.TemporaryDirectory() as d:
