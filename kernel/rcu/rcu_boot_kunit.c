@@ -35,6 +35,7 @@
 #include <linux/init.h>
 #include <linux/kthread.h>
 #include <linux/rcupdate.h>
+#include <linux/rcupdate_trace.h>
 #include <linux/rcupdate_wait.h>
 #include <linux/srcu.h>
 #include <linux/preempt.h>

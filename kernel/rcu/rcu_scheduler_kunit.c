@@ -13,6 +13,7 @@
 #include <linux/interrupt.h>
 #include <linux/percpu.h>
 #include <linux/rcupdate.h>
+#include <linux/rcupdate_trace.h>
 #include <linux/sched.h>
 #include <linux/sched/clock.h>
 #include <linux/sched/cputime.h>
@@ -94,19 +95,30 @@ static bool rcu_scheduler_gp_done(void *gp)
 	return g->expedited ? kunit_rcu_exp_done(&g->seq) : kunit_rcu_normal_done(&g->seq);
 }
 
-/*
- * Aims @gp at the grace period of its kind in progress now, if one is,
- * instead of the first one to start after rcu_scheduler_gp_start().  A
- * reader preempted for a while holds whichever one is in progress: one
- * that started before it was preempted, which the reader's CPU had not
- * yet reported for, or a later one, which found it on ->blkd_tasks.
- */
-static bool rcu_scheduler_gp_current(struct rcu_scheduler_gp *gp)
+/* The sequence of @gp's kind now: rcu_scheduler_gp_current()'s @since. */
+static unsigned long rcu_scheduler_gp_seq(struct rcu_scheduler_gp *gp)
 {
-	unsigned long cur = gp->expedited ? rcu_exp_batches_completed() : rcu_get_gp_seq();
+	return gp->expedited ? rcu_exp_batches_completed() : rcu_get_gp_seq();
+}
+
+/*
+ * Aims @gp at the grace period of its kind in progress now, if one is and
+ * it started after @since (rcu_scheduler_gp_seq() taken inside the
+ * reader), instead of the first one to start after rcu_scheduler_gp_start().
+ * A grace period that started after the reader began waits for it, on the
+ * CPU or on ->blkd_tasks once preempted.  One in progress since before the
+ * reader began may not: its CPU may have reported for it already (from
+ * idle, through the force-quiescent-state scan).  Return: whether a grace
+ * period of the kind is in progress.
+ */
+static bool rcu_scheduler_gp_current(struct rcu_scheduler_gp *gp, unsigned long since)
+{
+	unsigned long cur = rcu_scheduler_gp_seq(gp);
 
 	if (!rcu_seq_state(cur))
 		return false;
+	if (!ULONG_CMP_LT(since, cur))
+		return true;
 	if (gp->expedited)
 		gp->seq.exp = rcu_seq_endval(&cur);
 	else
@@ -257,6 +269,7 @@ struct rcu_scheduler_unlock {
 	bool reached;		/* the grace period reached the reader */
 	bool done_in_reader;
 	bool done_in_region;	/* after the unlock, lock still held */
+	unsigned long since;	/* rcu_scheduler_gp_seq() as the reader began */
 };
 
 static void rcu_scheduler_unlock_under_pi_lock(void *arg)
@@ -265,6 +278,7 @@ static void rcu_scheduler_unlock_under_pi_lock(void *arg)
 	unsigned long flags;
 
 	rcu_read_lock();
+	u->since = rcu_scheduler_gp_seq(&u->gp);
 	atomic_set_release(&u->in_reader, 1);
 	if (kunit_rcu_spin_flag(&u->cookie_set, KUNIT_RCU_PROMPT_MS)) {
 		if (IS_ENABLED(CONFIG_PREEMPT_RCU))
@@ -276,7 +290,7 @@ static void rcu_scheduler_unlock_under_pi_lock(void *arg)
 	u->done_in_reader = rcu_scheduler_gp_done(&u->gp);
 	/* What reached the reader is the grace period in progress: judge that one. */
 	if (u->reached)
-		rcu_scheduler_gp_current(&u->gp);
+		rcu_scheduler_gp_current(&u->gp, u->since);
 	/* A scheduler lock, taken with interrupts disabled, held across the end. */
 	raw_spin_lock_irqsave(&current->pi_lock, flags);
 	rcu_read_unlock();
@@ -589,6 +603,7 @@ struct rcu_scheduler_blocked_unlock {
 	struct rcu_scheduler_preempted p;
 	struct rcu_scheduler_gp gp;	/* the one in progress at the release */
 	bool in_region;		/* it ended inside the locked region */
+	unsigned long since;	/* rcu_scheduler_gp_seq() as the reader began */
 };
 
 static void rcu_scheduler_blocked_reader(void *arg)
@@ -599,6 +614,7 @@ static void rcu_scheduler_blocked_reader(void *arg)
 
 	WRITE_ONCE(p->reader, current);
 	rcu_read_lock();
+	b->since = rcu_scheduler_gp_seq(&b->gp);
 	rcu_scheduler_preempted_wait(p);
 	raw_spin_lock_irqsave(&current->pi_lock, flags);
 	rcu_read_unlock();
@@ -619,7 +635,7 @@ static void rcu_scheduler_blocked_reader(void *arg)
  * locked region (waking the grace-period kthread there is the deadlock
  * the article describes; lockdep's report fails the run): the grace
  * period in progress when the reader is let go (the requested one, or
- * one before it that the reader also holds) does not end inside the
+ * one before it that began after the reader did) does not end inside the
  * region, held for KUNIT_RCU_HOLD_MS, and ends, on its own sequence, once
  * it is left; so does the requested one.  Without preemptible RCU
  * no reader is ever blocked: skipped (rcu_scheduler_lock_across_unlock
@@ -645,7 +661,7 @@ static void rcu_scheduler_blocked_reader_locked_unlock(struct kunit *test)
 	requested = b->gp;
 	kunit_rcu_delay_ms(KUNIT_RCU_HOLD_MS / 2);
 	held = !rcu_scheduler_gp_done(&b->gp);
-	in_progress = rcu_scheduler_gp_current(&b->gp);
+	in_progress = rcu_scheduler_gp_current(&b->gp, b->since);
 	atomic_set_release(&b->p.release_cpu, 1);
 	kunit_rcu_finish(test, pw, KUNIT_RCU_GP_TIMEOUT_MS);
 	atomic_set_release(&b->p.release, 1);
@@ -1185,6 +1201,29 @@ static void rcu_scheduler_tasks_barrier(void *unused)
 	atomic_set_release(&rcu_scheduler_tasks.barriered, 1);
 }
 
+/*
+ * After a Tasks flavor's reader ended: the kthreads in its synchronous
+ * grace period (@sw) and its barrier (@bw) return within a bound, and when
+ * the barrier returned every callback had run, exactly once.
+ */
+static void rcu_scheduler_tasks_expect_after(struct kunit *test, struct kunit_rcu_work *sw,
+					     struct kunit_rcu_work *bw, const char *flavor)
+{
+	int i;
+
+	KUNIT_EXPECT_TRUE_MSG(test, sw && kunit_rcu_finish(test, sw, KUNIT_RCU_GP_TIMEOUT_MS),
+			      "%s: the synchronous grace period did not return within %d ms",
+			      flavor, KUNIT_RCU_GP_TIMEOUT_MS);
+	KUNIT_EXPECT_TRUE_MSG(test, bw && kunit_rcu_finish(test, bw, KUNIT_RCU_GP_TIMEOUT_MS),
+			      "%s: the barrier did not return within %d ms", flavor,
+			      KUNIT_RCU_GP_TIMEOUT_MS);
+	KUNIT_EXPECT_EQ_MSG(test, rcu_scheduler_tasks.ran_at_barrier, RCU_SCHEDULER_TASKS_CBS,
+			    "%s: callbacks run when the barrier returned", flavor);
+	for (i = 0; i < RCU_SCHEDULER_TASKS_CBS; i++)
+		KUNIT_EXPECT_EQ_MSG(test, atomic_read(&rcu_scheduler_tasks.ran[i]), 1,
+				    "%s: callback %d: times run", flavor, i);
+}
+
 /* An implicit Tasks RCU reader: spins until released, never sleeping. */
 static void rcu_scheduler_tasks_reader(void *arg)
 {
@@ -1210,8 +1249,8 @@ static void rcu_scheduler_tasks_reader(void *arg)
  * (in another kthread, called while the callbacks wait for that grace
  * period) returns.  Once the reader has slept, synchronize_rcu_tasks()
  * and rcu_barrier_tasks() return within a bound, and when the barrier
- * returned every callback had run, exactly once.  The Rude and Trace
- * flavors are not configured in these kernels.
+ * returned every callback had run, exactly once.  Tasks RCU Rude and
+ * Trace: rcu_scheduler_tasks_flavor_waits_for_reader.
  */
 static void rcu_scheduler_tasks_wait_for_preempted(struct kunit *test)
 {
@@ -1245,18 +1284,7 @@ static void rcu_scheduler_tasks_wait_for_preempted(struct kunit *test)
 	held_running = !rcu_scheduler_tasks_ran() && !atomic_read(&rcu_scheduler_tasks.synced);
 	atomic_set_release(&p->release, 1);
 	kunit_rcu_finish(test, rw, KUNIT_RCU_GP_TIMEOUT_MS);
-	KUNIT_EXPECT_TRUE_MSG(test, sw && kunit_rcu_finish(test, sw, KUNIT_RCU_GP_TIMEOUT_MS),
-			      "synchronize_rcu_tasks() did not return within %d ms of the reader",
-			      KUNIT_RCU_GP_TIMEOUT_MS);
-	KUNIT_EXPECT_TRUE_MSG(test, bw && kunit_rcu_finish(test, bw, KUNIT_RCU_GP_TIMEOUT_MS),
-			      "rcu_barrier_tasks() did not return within %d ms of the reader",
-			      KUNIT_RCU_GP_TIMEOUT_MS);
-	KUNIT_EXPECT_EQ_MSG(test, rcu_scheduler_tasks.ran_at_barrier, RCU_SCHEDULER_TASKS_CBS,
-			    "call_rcu_tasks() callbacks run when rcu_barrier_tasks() returned");
-	for (i = 0; i < RCU_SCHEDULER_TASKS_CBS; i++)
-		KUNIT_EXPECT_EQ_MSG(test, atomic_read(&rcu_scheduler_tasks.ran[i]), 1,
-				    "call_rcu_tasks() callback %d after rcu_barrier_tasks(): times run",
-				    i);
+	rcu_scheduler_tasks_expect_after(test, sw, bw, "Tasks RCU");
 
 	KUNIT_EXPECT_TRUE_MSG(test, p->inside_when_preempted,
 			      "the preempter ran when the reader was not running");
@@ -1376,6 +1404,189 @@ static void rcu_scheduler_tasks_sleeper_quiescent(struct kunit *test)
 	KUNIT_EXPECT_TRUE_MSG(test, s->released, "the sleep ended by its bound, not released");
 }
 
+/*
+ * TASKS-3 for Tasks RCU Rude and Tasks RCU Trace: one row per flavor and
+ * kind of reader.  A Rude reader is any region with preemption or
+ * interrupts off; a Trace reader is rcu_read_lock_trace(), which may
+ * nest and sleep.
+ */
+struct rcu_scheduler_tasks_reader {
+	struct kunit_rcu_hold h;
+	bool trace_held;		/* rcu_read_lock_trace_held() inside, nested */
+	unsigned long nvcsw_in, nvcsw_out;	/* voluntary switches around the hold */
+};
+
+struct rcu_scheduler_tasks_flavor {
+	const char *name;
+	const char *config;		/* the option it needs, for the skip message */
+	bool configured;
+	void (*reader)(struct rcu_scheduler_tasks_reader *r);
+	void (*call)(struct rcu_head *rh, rcu_callback_t fn);
+	void (*sync)(void);
+	void (*barrier_fn)(void);
+	bool sleeps;			/* the reader sleeps while it is held */
+	bool trace;			/* it is rcu_read_lock_trace() */
+};
+
+#ifdef CONFIG_TASKS_RUDE_RCU
+static void rcu_scheduler_rude_preempt_off(struct rcu_scheduler_tasks_reader *r)
+{
+	preempt_disable();
+	kunit_rcu_hold_spin(&r->h);
+	preempt_enable();
+}
+
+static void rcu_scheduler_rude_irqs_off(struct rcu_scheduler_tasks_reader *r)
+{
+	unsigned long flags;
+
+	local_irq_save(flags);
+	kunit_rcu_hold_spin(&r->h);
+	local_irq_restore(flags);
+}
+
+#define RCU_SCHEDULER_RUDE(name, fn) \
+	{ name, "TASKS_RUDE_RCU", true, fn, call_rcu_tasks_rude, \
+	  synchronize_rcu_tasks_rude, rcu_barrier_tasks_rude, false }
+#else
+#define RCU_SCHEDULER_RUDE(name, fn)	{ name, "TASKS_RUDE_RCU" }
+#endif /* CONFIG_TASKS_RUDE_RCU */
+
+#ifdef CONFIG_TASKS_TRACE_RCU
+/* A nested Trace reader that spins, never switching voluntarily. */
+static void rcu_scheduler_trace_running(struct rcu_scheduler_tasks_reader *r)
+{
+	rcu_read_lock_trace();
+	rcu_read_lock_trace();
+	r->trace_held = rcu_read_lock_trace_held();
+	rcu_read_unlock_trace();
+	kunit_rcu_hold_spin(&r->h);
+	rcu_read_unlock_trace();
+}
+
+/* A nested Trace reader that sleeps until released. */
+static void rcu_scheduler_trace_sleeping(struct rcu_scheduler_tasks_reader *r)
+{
+	rcu_read_lock_trace();
+	rcu_read_lock_trace();
+	r->trace_held = rcu_read_lock_trace_held();
+	r->nvcsw_in = current->nvcsw;
+	atomic_set_release(&r->h.in_reader, 1);
+	r->h.released = kunit_rcu_wait_flag(&r->h.release, KUNIT_RCU_GP_TIMEOUT_MS);
+	r->nvcsw_out = current->nvcsw;
+	rcu_read_unlock_trace();
+	rcu_read_unlock_trace();
+}
+
+#define RCU_SCHEDULER_TRACE(name, fn, sleeps) \
+	{ name, "TASKS_TRACE_RCU", true, fn, call_rcu_tasks_trace, \
+	  synchronize_rcu_tasks_trace, rcu_barrier_tasks_trace, sleeps, true }
+#else
+#define RCU_SCHEDULER_TRACE(name, fn, sleeps)	{ name, "TASKS_TRACE_RCU" }
+#endif /* CONFIG_TASKS_TRACE_RCU */
+
+static const struct rcu_scheduler_tasks_flavor rcu_scheduler_tasks_flavors[] = {
+	RCU_SCHEDULER_RUDE("Rude, preempt_disable()", rcu_scheduler_rude_preempt_off),
+	RCU_SCHEDULER_RUDE("Rude, local_irq_save()", rcu_scheduler_rude_irqs_off),
+	RCU_SCHEDULER_TRACE("Trace, nested reader running", rcu_scheduler_trace_running, false),
+	RCU_SCHEDULER_TRACE("Trace, nested reader asleep", rcu_scheduler_trace_sleeping, true),
+};
+
+static void rcu_scheduler_tasks_flavor_desc(const struct rcu_scheduler_tasks_flavor *f,
+					    char *desc)
+{
+	strscpy(desc, f->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(rcu_scheduler_tasks_flavor, rcu_scheduler_tasks_flavors,
+		  rcu_scheduler_tasks_flavor_desc);
+
+/* The flavor of the running parameter, for the kthreads below. */
+static const struct rcu_scheduler_tasks_flavor *rcu_scheduler_flavor;
+
+static void rcu_scheduler_flavor_reader(void *arg)
+{
+	struct rcu_scheduler_tasks_reader *r = arg;
+
+	rcu_scheduler_flavor->reader(r);
+	kunit_rcu_hold_ended(&r->h);
+}
+
+static void rcu_scheduler_flavor_sync(void *unused)
+{
+	rcu_scheduler_flavor->sync();
+	atomic_set_release(&rcu_scheduler_tasks.synced, 1);
+}
+
+static void rcu_scheduler_flavor_barrier(void *unused)
+{
+	rcu_scheduler_flavor->barrier_fn();
+	rcu_scheduler_tasks.ran_at_barrier = rcu_scheduler_tasks_ran();
+	atomic_set_release(&rcu_scheduler_tasks.barriered, 1);
+}
+
+/*
+ * Covers: TASKS-3
+ * May skip: default, ghost, nopreempt
+ *
+ * Tasks RCU Rude and Tasks RCU Trace, one parameter per flavor and reader:
+ * a Rude reader (a region with preemption off, or with interrupts off)
+ * and a Trace reader (rcu_read_lock_trace() nested twice, which
+ * rcu_read_lock_trace_held() reports, either spinning or asleep), in a
+ * kthread on a CPU of its own, holds the flavor's synchronous grace period
+ * (in a kthread on another CPU), the callbacks queued while it runs, and
+ * the flavor's barrier called while those callbacks wait for their grace
+ * period.  Once the reader ends (released, not by its bound; the sleeping
+ * one did sleep), the grace period and the barrier return within a bound,
+ * and when the barrier returned every callback had run, exactly once.
+ * CONFIG=nohz configures both flavors (FUNCTION_TRACER selects Rude,
+ * BPF_SYSCALL selects Trace); elsewhere the parameters skip.
+ */
+static void rcu_scheduler_tasks_flavor_waits_for_reader(struct kunit *test)
+{
+	const struct rcu_scheduler_tasks_flavor *f = test->param_value;
+	struct rcu_scheduler_tasks_reader *r = kunit_kzalloc(test, sizeof(*r), GFP_KERNEL);
+	int cpu = kunit_rcu_target_cpu(test);
+	struct kunit_rcu_work *rw, *sw, *bw;
+	bool held_cbs, held_sync, held_barrier;
+	int i;
+
+	KUNIT_ASSERT_NOT_NULL(test, r);
+	if (!f->configured)
+		kunit_skip(test, "%s=n (CONFIG=nohz configures it)", f->config);
+	rcu_scheduler_flavor = f;
+	memset(&rcu_scheduler_tasks, 0, sizeof(rcu_scheduler_tasks));
+	rw = kunit_rcu_start_on_cpu(test, cpu, rcu_scheduler_flavor_reader, r, false);
+	KUNIT_ASSERT_NOT_NULL(test, rw);
+	KUNIT_ASSERT_TRUE_MSG(test, kunit_rcu_wait_flag(&r->h.in_reader, KUNIT_RCU_PROMPT_MS),
+			      "the reader did not begin within %d ms", KUNIT_RCU_PROMPT_MS);
+
+	for (i = 0; i < RCU_SCHEDULER_TASKS_CBS; i++)
+		f->call(&rcu_scheduler_tasks.rh[i], rcu_scheduler_tasks_cb);
+	sw = kunit_rcu_start_on_cpu(test, kunit_rcu_other_cpu(cpu), rcu_scheduler_flavor_sync,
+				    NULL, false);
+	bw = kunit_rcu_start_on_cpu(test, kunit_rcu_other_cpu(cpu), rcu_scheduler_flavor_barrier,
+				    NULL, false);
+	kunit_rcu_delay_ms(RCU_SCHEDULER_TASKS_HOLD_MS);
+	held_cbs = !rcu_scheduler_tasks_ran();
+	held_sync = !atomic_read(&rcu_scheduler_tasks.synced);
+	held_barrier = !atomic_read(&rcu_scheduler_tasks.barriered);
+	atomic_set_release(&r->h.release, 1);
+	kunit_rcu_finish(test, rw, KUNIT_RCU_PROMPT_MS);
+
+	rcu_scheduler_tasks_expect_after(test, sw, bw, f->name);
+	KUNIT_EXPECT_TRUE_MSG(test, held_cbs, "a callback ran inside the reader");
+	KUNIT_EXPECT_TRUE_MSG(test, held_sync, "the synchronous grace period ended in the reader");
+	KUNIT_EXPECT_TRUE_MSG(test, held_barrier,
+			      "the barrier returned while its callbacks waited for the reader");
+	KUNIT_EXPECT_TRUE_MSG(test, r->h.released, "the reader ended by its bound, not released");
+	if (f->sleeps)
+		KUNIT_EXPECT_GT_MSG(test, r->nvcsw_out, r->nvcsw_in, "the reader never slept");
+	if (f->trace)
+		KUNIT_EXPECT_TRUE_MSG(test, r->trace_held,
+				      "rcu_read_lock_trace_held() false in a nested reader");
+}
+
 static struct kunit_case rcu_scheduler_cases[] = {
 	KUNIT_CASE_PARAM(rcu_scheduler_irq_reader_in_unlock, rcu_scheduler_path_gen_params),
 	KUNIT_CASE_PARAM(rcu_scheduler_irq_inside_unlock_special,
@@ -1389,6 +1600,8 @@ static struct kunit_case rcu_scheduler_cases[] = {
 	KUNIT_CASE(rcu_scheduler_kthreads_under_load),
 	KUNIT_CASE(rcu_scheduler_tasks_wait_for_preempted),
 	KUNIT_CASE(rcu_scheduler_tasks_sleeper_quiescent),
+	KUNIT_CASE_PARAM(rcu_scheduler_tasks_flavor_waits_for_reader,
+			 rcu_scheduler_tasks_flavor_gen_params),
 	{}
 };
 
